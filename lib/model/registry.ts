@@ -1,0 +1,178 @@
+import { columnName, snakeCase, identifier } from '../db/naming.js'
+import { ConfigurationError } from '../errors.js'
+import { validateSchemas } from './validate-models.js'
+import type {
+  Attribute, ComponentSchema, ContentTypeSchema, ScalarAttribute, ScalarType
+} from './types.js'
+import { SCALAR_TYPES } from './types.js'
+
+/**
+ * A column-backed field of a content type or component: an attribute of a scalar type, or one of
+ * the system fields every document has (`id`, `documentId`, timestamps, `locale`).
+ * The query compiler and the document service address fields only through this description, so
+ * no identifier in SQL ever comes from user input.
+ */
+export interface Field {
+  readonly name: string
+  readonly column: string
+  readonly type: ScalarType
+  readonly attribute: ScalarAttribute | null
+  /** System fields are managed by the library and cannot be written through the API. */
+  readonly system: boolean
+  /** Private and password fields never leave the server and cannot be filtered, sorted or selected. */
+  readonly hidden: boolean
+  readonly writable: boolean
+}
+
+export interface ContentType {
+  readonly modelType: 'contentType'
+  readonly uid: string
+  readonly kind: 'collectionType' | 'singleType'
+  readonly singularName: string
+  readonly pluralName: string
+  readonly displayName: string
+  readonly tableName: string
+  readonly draftAndPublish: boolean
+  readonly localized: boolean
+  readonly schema: ContentTypeSchema
+  readonly attributes: Readonly<Record<string, Attribute>>
+  /** Every column-backed field, system fields first, in model order. */
+  readonly fields: ReadonlyMap<string, Field>
+  /** Fields returned when a request names none: readable scalars and system fields. */
+  readonly defaultFields: readonly Field[]
+  /** Attributes a client may write (scalars for now; relations and components join them later). */
+  readonly writableFields: ReadonlyMap<string, Field>
+}
+
+export interface Component {
+  readonly modelType: 'component'
+  readonly uid: string
+  readonly category: string
+  readonly tableName: string
+  readonly schema: ComponentSchema
+  readonly attributes: Readonly<Record<string, Attribute>>
+  readonly fields: ReadonlyMap<string, Field>
+  readonly defaultFields: readonly Field[]
+  readonly writableFields: ReadonlyMap<string, Field>
+}
+
+export interface Registry {
+  readonly contentTypes: ReadonlyMap<string, ContentType>
+  readonly components: ReadonlyMap<string, Component>
+  /** Finds a content type by uid (`api::article.article`). */
+  get (uid: string): ContentType | undefined
+  /** Finds a collection type by plural API id or a single type by singular API id, as REST routes do. */
+  byRouteId (apiId: string): ContentType | undefined
+}
+
+const SCALARS = new Set<string>(SCALAR_TYPES)
+
+export function isScalarAttribute (attribute: Attribute): attribute is ScalarAttribute {
+  return SCALARS.has(attribute.type)
+}
+
+function systemField (name: string, column: string, type: ScalarType): Field {
+  return { name, column, type, attribute: null, system: true, hidden: false, writable: false }
+}
+
+function attributeFields (attributes: Record<string, Attribute>): Field[] {
+  const fields: Field[] = []
+  for (const [name, attribute] of Object.entries(attributes)) {
+    if (!isScalarAttribute(attribute)) continue
+    fields.push({
+      name,
+      column: columnName(name),
+      type: attribute.type,
+      attribute,
+      system: false,
+      hidden: attribute.private === true || attribute.type === 'password',
+      writable: attribute.writable !== false
+    })
+  }
+  return fields
+}
+
+function freeze<T extends object> (value: T): T {
+  return Object.freeze(value)
+}
+
+function buildContentType (uid: string, schema: ContentTypeSchema): ContentType {
+  const localized = schema.pluginOptions?.i18n?.localized === true
+  const own = attributeFields(schema.attributes)
+  const all: Field[] = [
+    systemField('id', 'id', 'integer'),
+    systemField('documentId', 'document_id', 'string'),
+    ...own,
+    systemField('createdAt', 'created_at', 'datetime'),
+    systemField('updatedAt', 'updated_at', 'datetime'),
+    systemField('publishedAt', 'published_at', 'datetime'),
+    ...(localized ? [systemField('locale', 'locale', 'string')] : [])
+  ]
+  return freeze({
+    modelType: 'contentType',
+    uid,
+    kind: schema.kind,
+    singularName: schema.info.singularName,
+    pluralName: schema.info.pluralName,
+    displayName: schema.info.displayName ?? schema.info.name ?? schema.info.singularName,
+    tableName: identifier(schema.collectionName ?? snakeCase(schema.info.pluralName)),
+    draftAndPublish: schema.options?.draftAndPublish === true,
+    localized,
+    schema,
+    attributes: freeze({ ...schema.attributes }),
+    fields: new Map(all.map((f) => [f.name, f])),
+    defaultFields: freeze(all.filter((f) => !f.hidden)),
+    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f]))
+  })
+}
+
+function buildComponent (uid: string, schema: ComponentSchema): Component {
+  const [category, name] = uid.split('.')
+  const own = attributeFields(schema.attributes)
+  const all = [systemField('id', 'id', 'integer'), ...own]
+  return freeze({
+    modelType: 'component',
+    uid,
+    category,
+    tableName: identifier(schema.collectionName ?? `components_${snakeCase(category)}_${snakeCase(name)}s`),
+    schema,
+    attributes: freeze({ ...schema.attributes }),
+    fields: new Map(all.map((f) => [f.name, f])),
+    defaultFields: freeze(all.filter((f) => !f.hidden)),
+    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f]))
+  })
+}
+
+/** `api::<singularName>.<singularName>`, Strapi's uid for an application content type. */
+export function defaultUid (schema: ContentTypeSchema): string {
+  return `api::${schema.info.singularName}.${schema.info.singularName}`
+}
+
+/**
+ * Validates every model and component, then builds the immutable registry.
+ * Throws one `ConfigurationError` listing every problem found.
+ */
+export function createRegistry (
+  models: readonly ContentTypeSchema[],
+  components: Readonly<Record<string, ComponentSchema>> = {}
+): Registry {
+  const problems = validateSchemas(models, components)
+  if (problems.length > 0) throw new ConfigurationError(problems, 'content-type models')
+
+  const contentTypes = new Map<string, ContentType>()
+  const routes = new Map<string, ContentType>()
+  for (const schema of models) {
+    const ct = buildContentType(schema.uid ?? defaultUid(schema), schema)
+    contentTypes.set(ct.uid, ct)
+    routes.set(ct.kind === 'singleType' ? ct.singularName : ct.pluralName, ct)
+  }
+  const componentMap = new Map<string, Component>()
+  for (const [uid, schema] of Object.entries(components)) componentMap.set(uid, buildComponent(uid, schema))
+
+  return freeze({
+    contentTypes,
+    components: componentMap,
+    get: (uid: string) => contentTypes.get(uid),
+    byRouteId: (apiId: string) => routes.get(apiId)
+  })
+}

@@ -1,0 +1,94 @@
+import Type, { type Static } from 'typebox'
+import Value from 'typebox/value'
+import { ConfigurationError } from './errors.js'
+import { isKysely, type DatabaseOption } from './db/connect.js'
+import type { ComponentSchema, ContentTypeSchema } from './model/types.js'
+
+/**
+ * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the
+ * user's options against it once, at registration, and reports every problem in one error.
+ * docs/options.md documents each key.
+ */
+const RestOptions = Type.Object({
+  /** Path prefix of every REST route. */
+  prefix: Type.String({ default: '/api', pattern: '^/' }),
+  /** Page size (and offset-mode limit) when the request gives none (Strapi's `api.rest.defaultLimit`). */
+  defaultLimit: Type.Integer({ minimum: 1, default: 25 }),
+  /** Largest page size or limit a request may ask for; larger values are clamped (`api.rest.maxLimit`). */
+  maxLimit: Type.Integer({ minimum: 1, default: 100 }),
+  /** Whether list responses count the total by default (`api.rest.withCount`). */
+  withCount: Type.Boolean({ default: true })
+}, { additionalProperties: false })
+
+const SchemaSyncOptions = Type.Object({
+  /**
+   * `apply` creates missing tables, columns and indexes at start-up; `dryRun` only computes the
+   * plan (read it from `app.contentApi.schemaPlan`); `off` leaves the database alone.
+   */
+  mode: Type.Union([Type.Literal('apply'), Type.Literal('dryRun'), Type.Literal('off')], { default: 'apply' }),
+  /** Also apply destructive changes (drop removed columns, change column types). Off by default. */
+  allowDestructive: Type.Boolean({ default: false })
+}, { additionalProperties: false })
+
+const OptionsSchema = Type.Object({
+  models: Type.Array(Type.Unknown(), { default: [] }),
+  components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+  db: Type.Optional(Type.Unknown()),
+  rest: Type.Optional(RestOptions),
+  schemaSync: Type.Optional(SchemaSyncOptions)
+}, { additionalProperties: false })
+
+export interface ContentApiOptions {
+  /** Content-type schemas in Strapi's format. */
+  models: readonly ContentTypeSchema[]
+  /** Component schemas keyed by uid (`<category>.<name>`). */
+  components?: Readonly<Record<string, ComponentSchema>>
+  /** Where documents are stored; embedded in-memory PGlite when omitted. */
+  db?: DatabaseOption
+  rest?: Partial<Static<typeof RestOptions>>
+  schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
+}
+
+export interface ResolvedOptions {
+  models: readonly ContentTypeSchema[]
+  components: Readonly<Record<string, ComponentSchema>>
+  db: DatabaseOption
+  rest: Static<typeof RestOptions>
+  schemaSync: Static<typeof SchemaSyncOptions>
+}
+
+function describe (path: string, message: string): string {
+  return `${path === '' ? 'options' : path.slice(1).replaceAll('/', '.')}: ${message}`
+}
+
+function checkDb (db: unknown): string[] {
+  if (db === undefined || typeof db === 'string' || isKysely(db)) return []
+  if (typeof db === 'object' && db !== null) {
+    const o = db as Record<string, unknown>
+    if (typeof o.connectionString === 'string') return []
+    if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
+    if (Object.keys(o).every((k) => k === 'dataDir') && (o.dataDir === undefined || typeof o.dataDir === 'string')) return []
+  }
+  return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }']
+}
+
+export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
+  const input = { rest: {}, schemaSync: {}, ...options }
+  const problems = [...Value.Errors(OptionsSchema, input)]
+    .filter((e) => e.keyword !== 'boolean')
+    .map((e) => e.keyword === 'additionalProperties'
+      ? describe(e.instancePath, `unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`)
+      : describe(e.instancePath, e.message))
+  problems.push(...checkDb(input.db))
+  if (problems.length > 0) throw new ConfigurationError(problems)
+  const resolved = Value.Default(OptionsSchema, structuredCloneShallow(input)) as ResolvedOptions
+  if (resolved.rest.defaultLimit > resolved.rest.maxLimit) {
+    throw new ConfigurationError(['rest.defaultLimit must not be greater than rest.maxLimit'])
+  }
+  return resolved
+}
+
+/** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
+function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object }): object {
+  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync } }
+}

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import tap from 'tap'
+import { PGliteDialect } from '../../lib/db/pglite-dialect.js'
+
+/**
+ * Test databases. Every test gets its own PostgreSQL schema, so tests never see each other's
+ * tables: on PostgreSQL when DATABASE_URL is set, otherwise in one embedded PGlite per test
+ * process (PGlite takes seconds to boot, a schema milliseconds).
+ */
+export const DATABASE_URL = process.env.DATABASE_URL
+export const dialectName = DATABASE_URL !== undefined && DATABASE_URL !== '' ? 'postgres' : 'pglite'
+
+let sharedPGlite: Promise<PGlite> | null = null
+function pglite (): Promise<PGlite> {
+  if (sharedPGlite === null) {
+    const created = PGlite.create()
+    sharedPGlite = created
+    // The embedded backend keeps the process alive until it is closed.
+    tap.teardown(async () => { await (await created).close() })
+  }
+  return sharedPGlite
+}
+
+export interface TestDatabase {
+  /** A Kysely instance whose search_path is the test's own schema. */
+  db: Kysely<any>
+  schema: string
+  /** Another, independent connection to the same schema (a second application instance). */
+  connectAgain (): Kysely<any>
+  /** Drops the schema and closes every connection made. */
+  drop (): Promise<void>
+}
+
+function postgresKysely (schema: string): Kysely<any> {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+}
+
+export async function createTestDatabase (): Promise<TestDatabase> {
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const opened: Array<Kysely<any>> = []
+  if (dialectName === 'postgres') {
+    const admin = postgresKysely('public')
+    await sql`create schema ${sql.id(schema)}`.execute(admin)
+    await admin.destroy()
+    const connectAgain = (): Kysely<any> => { const k = postgresKysely(schema); opened.push(k); return k }
+    const db = connectAgain()
+    return {
+      db,
+      schema,
+      connectAgain,
+      async drop () {
+        for (const k of opened) await k.destroy()
+        const admin = postgresKysely('public')
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin)
+        await admin.destroy()
+      }
+    }
+  }
+  const client = await pglite()
+  await client.exec(`create schema "${schema}"`)
+  // One PGlite session is shared by every Kysely in this process; each query runs with the
+  // schema set on the session just before it (the dialect serialises access to the session).
+  const connectAgain = (): Kysely<any> => {
+    const k = new Kysely<any>({ dialect: new PGliteDialect({ pglite: client, searchPath: schema }) })
+    opened.push(k)
+    return k
+  }
+  const db = connectAgain()
+  return {
+    db,
+    schema,
+    connectAgain,
+    async drop () {
+      for (const k of opened) await k.destroy()
+      await client.exec(`drop schema if exists "${schema}" cascade`)
+    }
+  }
+}
