@@ -22,6 +22,8 @@ const MEDIA_TYPES = new Set(['images', 'files', 'videos', 'audios'])
 const BUILT_IN_TARGETS = new Set(['plugin::upload.file', 'plugin::users-permissions.user', 'plugin::users-permissions.role'])
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/** Same test without narrowing, for values whose declared type we keep. */
+const isPlainObject = (v: unknown): boolean => isObject(v)
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 
 function checkAttribute (
@@ -140,8 +142,8 @@ export function validateSchemas (
   const componentUids = new Set(Object.keys(components))
 
   models.forEach((model, i) => {
-    if (!isObject(model)) { problems.push(`models[${i}] must be an object`); return }
-    const info = isObject(model.info) ? model.info : undefined
+    if (!isPlainObject(model)) { problems.push(`models[${i}] must be an object`); return }
+    const info = isPlainObject(model.info) ? model.info : undefined
     const where = typeof info?.singularName === 'string' ? uidOf(model) : `models[${i}]`
     if (model.kind !== 'collectionType' && model.kind !== 'singleType') problems.push(`${where}: kind must be "collectionType" or "singleType"`)
     if (info === undefined) { problems.push(`${where}: "info" with singularName and pluralName is required`); return }
@@ -166,7 +168,7 @@ export function validateSchemas (
     }
   })
   models.forEach((model) => {
-    if (!isObject(model) || !isObject(model.info)) return
+    if (!isPlainObject(model) || !isPlainObject(model.info)) return
     checkAttributes(uidOf(model), model.attributes, { uids, components: componentUids, inComponent: false }, problems)
   })
   for (const [uid, component] of Object.entries(components)) {
@@ -174,6 +176,6 @@ export function validateSchemas (
     if (!isObject(component)) { problems.push(`component "${uid}" must be an object`); continue }
     checkAttributes(`component "${uid}"`, component.attributes, { uids, components: componentUids, inComponent: true }, problems)
   }
-  checkRelationPairs(models.filter((m) => isObject(m) && isObject(m.info)), uidOf, problems)
+  checkRelationPairs(models.filter((m) => isPlainObject(m) && isPlainObject(m.info)), uidOf, problems)
   return problems
 }
