@@ -127,6 +127,13 @@ export class ConfigurationError extends Error {
   }
 }
 
+/** Thrown by `app.contentApi.documents(uid)` for a uid no model defines: a programming error. */
+export class UnknownContentTypeError extends Error {
+  override readonly name = 'UnknownContentTypeError'
+  readonly code = 'FCA_ERR_UNKNOWN_CONTENT_TYPE'
+  constructor (uid: string) { super(`Unknown content type "${uid}"`) }
+}
+
 /** Thrown when schema sync finds a difference it will not apply by itself (see docs/schema-sync.md). */
 export class SchemaSyncError extends Error {
   override readonly name = 'SchemaSyncError'

@@ -30,12 +30,20 @@ const SchemaSyncOptions = Type.Object({
   allowDestructive: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
+const I18nOptions = Type.Object({
+  /** Locale codes documents of localized types may have. */
+  locales: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, default: ['en'] }),
+  /** The locale a request addresses when it names none. */
+  defaultLocale: Type.String({ minLength: 1, default: 'en' })
+}, { additionalProperties: false })
+
 const OptionsSchema = Type.Object({
   models: Type.Array(Type.Unknown(), { default: [] }),
   components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
   db: Type.Optional(Type.Unknown()),
   rest: Type.Optional(RestOptions),
-  schemaSync: Type.Optional(SchemaSyncOptions)
+  schemaSync: Type.Optional(SchemaSyncOptions),
+  i18n: Type.Optional(I18nOptions)
 }, { additionalProperties: false })
 
 export interface ContentApiOptions {
@@ -47,6 +55,7 @@ export interface ContentApiOptions {
   db?: DatabaseOption
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
+  i18n?: Partial<Static<typeof I18nOptions>>
 }
 
 export interface ResolvedOptions {
@@ -55,6 +64,7 @@ export interface ResolvedOptions {
   db: DatabaseOption
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
+  i18n: Static<typeof I18nOptions>
 }
 
 function describe (path: string, message: string): string {
@@ -73,7 +83,7 @@ function checkDb (db: unknown): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, ...options }
+  const input = { rest: {}, schemaSync: {}, i18n: {}, ...options }
   const problems = [...Value.Errors(OptionsSchema, input)]
     .filter((e) => e.keyword !== 'boolean')
     .map((e) => e.keyword === 'additionalProperties'
@@ -82,13 +92,14 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   problems.push(...checkDb(input.db))
   if (problems.length > 0) throw new ConfigurationError(problems)
   const resolved = Value.Default(OptionsSchema, structuredCloneShallow(input)) as ResolvedOptions
-  if (resolved.rest.defaultLimit > resolved.rest.maxLimit) {
-    throw new ConfigurationError(['rest.defaultLimit must not be greater than rest.maxLimit'])
-  }
+  const semantic: string[] = []
+  if (resolved.rest.defaultLimit > resolved.rest.maxLimit) semantic.push('rest.defaultLimit must not be greater than rest.maxLimit')
+  if (!resolved.i18n.locales.includes(resolved.i18n.defaultLocale)) semantic.push(`i18n.defaultLocale "${resolved.i18n.defaultLocale}" is not one of i18n.locales`)
+  if (semantic.length > 0) throw new ConfigurationError(semantic)
   return resolved
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
-function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object }): object {
-  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync } }
+function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object, i18n: object }): object {
+  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync }, i18n: { ...input.i18n } }
 }

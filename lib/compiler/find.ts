@@ -1,0 +1,99 @@
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
+import type { ContentType, Field } from '../model/registry.js'
+import type { Pagination, SortTerm } from '../query/index.js'
+import { projection } from './projection.js'
+import { scopeConditions, type DocumentScope } from './scope.js'
+
+export interface FindSpec extends DocumentScope {
+  fields: readonly Field[] | null
+  sort: readonly SortTerm[]
+}
+
+export interface PageSpec extends FindSpec {
+  pagination: Pagination
+}
+
+/** The documents table under the alias every compiled query uses for it. */
+export const ROOT = 't'
+
+/** `select ... from <table> as t where <scope>`: the rows a request may see, before projection. */
+export function scopedRows (db: Kysely<any>, model: ContentType, scope: DocumentScope): SelectQueryBuilder<any, any, {}> {
+  const query = db.selectFrom(`${model.tableName} as ${ROOT}`)
+  return query.where((eb) => {
+    const conditions = scopeConditions(model, scope, ROOT, eb)
+    return conditions.length === 0 ? sql<boolean>`true` : eb.and(conditions)
+  })
+}
+
+function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, sort: readonly SortTerm[]): Q {
+  let q = query
+  for (const term of sort) q = q.orderBy(sql.ref(`${ROOT}.${term.field.column}`), term.direction) as Q
+  // A unique tie-breaker, so that pages never repeat or skip a row whatever the sort.
+  return q.orderBy(sql.ref(`${ROOT}.id`), sort.length > 0 ? sort[sort.length - 1].direction : 'asc') as Q
+}
+
+function selected (model: ContentType, fields: readonly Field[] | null): readonly Field[] {
+  return fields ?? model.defaultFields
+}
+
+/**
+ * One page of documents and its total, in ONE statement, with the page already rendered as a
+ * JSON array by PostgreSQL:
+ *
+ * ```sql
+ * with "page" as (select t.id as "id", ... from "articles" as t where <scope> order by ... limit $1 offset $2)
+ * select (select coalesce(json_agg("page"), '[]')::text from "page") as "data",
+ *        (select case when n.c < $3 and (n.c > 0 or $4 = 0) then $4 + n.c
+ *                     else (select count(*)::int from "articles" as t where <scope>) end
+ *         from (select count(*)::int as c from "page") as n) as "total"
+ * ```
+ *
+ * The count only runs when it cannot be derived from the page itself: a page that is not full
+ * (and not past the end) already tells the total, and `withCount=false` skips it entirely.
+ */
+export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec) {
+  const { start, limit, withCount } = spec.pagination
+  const page = ordered(scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+    .limit(limit)
+    .offset(start)
+  const data = sql<string>`(select coalesce(json_agg("page"), '[]')::text from "page")`.as('data')
+  if (!withCount) return db.with('page', () => page).selectNoFrom([data, sql<null>`null::int`.as('total')])
+
+  const count = scopedRows(db, model, spec).select(sql<number>`count(*)::int`.as('count'))
+  const total = sql<number>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
+  return db.with('page', () => page).selectNoFrom([data, total.as('total')])
+}
+
+/**
+ * Documents as JSON objects, for callers that want every match (the document service's findMany
+ * without pagination) or a bounded window of them.
+ *
+ * ```sql
+ * select coalesce(json_agg(r), '[]')::text as "data" from (select ... from "articles" as t where <scope> order by ...) as r
+ * ```
+ */
+export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }) {
+  let rows = ordered(scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+  if (spec.limit !== undefined) rows = rows.limit(spec.limit)
+  if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
+  return db.selectFrom(rows.as('r')).select(sql<string>`coalesce(json_agg(r), '[]')::text`.as('data'))
+}
+
+/**
+ * One document by documentId, rendered as a JSON object (or no row).
+ *
+ * ```sql
+ * select row_to_json(r)::text as "data" from (select ... from "articles" as t where <scope> and t.document_id = $1 limit 1) as r
+ * ```
+ */
+export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null) {
+  let rows = scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT))
+  if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
+  rows = ordered(rows, spec.sort).limit(1)
+  return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data'))
+}
+
+/** `select count(*)::int from <table> as t where <scope>`. */
+export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope) {
+  return scopedRows(db, model, scope).select(sql<number>`count(*)::int`.as('count'))
+}

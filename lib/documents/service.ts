@@ -1,0 +1,283 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { NotFoundError, ValidationError } from '../errors.js'
+import type { ContentType, Field } from '../model/registry.js'
+import { compileCount, compileFindMany, compileFindOne, compileFindPage, type FindSpec } from '../compiler/find.js'
+import {
+  paginationMeta, parseLocale, parseQuery, parseStatus,
+  type LocaleSettings, type PaginationLimits, type PaginationMeta, type RawQuery, type Status
+} from '../query/index.js'
+import { parseFields } from '../query/fields.js'
+import { parsePagination } from '../query/pagination.js'
+import { parseSort } from '../query/sort.js'
+import { createDocumentId } from './document-id.js'
+import { hashPasswords } from './password.js'
+import { enforceUnique, generateUids } from './unique.js'
+import { validateInput } from './validate-input.js'
+
+/** A document as the API returns it: `id`, `documentId`, attributes, timestamps, `locale`. */
+export type Document = Record<string, unknown> & { id: number, documentId: string }
+
+/** Strapi's document-service parameters, as application code passes them. */
+export interface QueryParams {
+  fields?: string | string[]
+  sort?: string | string[] | Record<string, 'asc' | 'desc'> | Array<Record<string, 'asc' | 'desc'>>
+  status?: Status
+  locale?: string
+  /** Page or offset window; without it `findMany` returns every match. */
+  pagination?: { page?: number, pageSize?: number } | { start?: number, limit?: number }
+  page?: number
+  pageSize?: number
+  start?: number
+  limit?: number
+}
+
+export interface WriteParams {
+  data: Record<string, unknown>
+  status?: Status
+  locale?: string
+  fields?: string | string[]
+}
+
+export interface ServiceContext {
+  db: Kysely<any>
+  limits: PaginationLimits
+  i18n: LocaleSettings
+}
+
+/** A page rendered by PostgreSQL: `json` is the `data` array as JSON text, ready to send. */
+export interface JsonPage {
+  json: string
+  pagination: PaginationMeta
+}
+
+type Row = Record<string, unknown>
+
+function jsonColumn (field: Field, value: unknown): unknown {
+  // node-postgres would send a JS array as a PostgreSQL array literal; json columns need JSON text.
+  if (value === null || value === undefined) return value
+  return field.type === 'json' || field.type === 'blocks' ? JSON.stringify(value) : value
+}
+
+/**
+ * The one path through which REST, GraphQL and application code read and write documents of a
+ * content type. Reads compile to a single SQL statement; each write runs in one transaction.
+ *
+ * @example
+ * const articles = app.contentApi.documents('api::article.article')
+ * const doc = await articles.create({ data: { title: 'Hello' } })
+ * await articles.update({ documentId: doc.documentId, data: { views: 3 } })
+ * const page = await articles.findMany({ sort: 'title:desc', pagination: { page: 1, pageSize: 10 } })
+ */
+export class DocumentService {
+  readonly model: ContentType
+  readonly #ctx: ServiceContext
+
+  constructor (model: ContentType, ctx: ServiceContext) {
+    this.model = model
+    this.#ctx = ctx
+  }
+
+  #scope (params: { status?: unknown, locale?: unknown }, allowAllLocales: boolean): { status: Status, locale: string | null } {
+    return { status: parseStatus(params.status), locale: parseLocale(this.model, params.locale, this.#ctx.i18n, allowAllLocales) }
+  }
+
+  #spec (params: QueryParams, allowAllLocales: boolean): FindSpec {
+    return {
+      ...this.#scope(params, allowAllLocales),
+      fields: parseFields(this.model, params.fields),
+      sort: parseSort(this.model, params.sort)
+    }
+  }
+
+  /** Every matching document, or one window of them when pagination is given. */
+  async findMany (params: QueryParams = {}): Promise<Document[]> {
+    const spec = this.#spec(params, true)
+    const window = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
+    const bounded = Object.keys(window).length > 0
+      ? parsePagination(window, { ...this.#ctx.limits, withCount: false })
+      : undefined
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...spec, start: bounded?.start, limit: bounded?.limit }).executeTakeFirstOrThrow()
+    return JSON.parse(row.data) as Document[]
+  }
+
+  /** The first matching document (in `sort` order, then by id), or null. */
+  async findFirst (params: QueryParams = {}): Promise<Document | null> {
+    return await this.#findOne(null, params)
+  }
+
+  /** The document with this documentId in the requested status and locale, or null. */
+  async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
+    return await this.#findOne(params.documentId, params)
+  }
+
+  async #findOne (documentId: string | null, params: QueryParams, db: Kysely<any> = this.#ctx.db): Promise<Document | null> {
+    const row = await compileFindOne(db, this.model, this.#spec(params, false), documentId).executeTakeFirst()
+    return row === undefined ? null : JSON.parse(row.data) as Document
+  }
+
+  async count (params: Pick<QueryParams, 'status' | 'locale'> = {}): Promise<number> {
+    const row = await compileCount(this.#ctx.db, this.model, this.#scope(params, true)).executeTakeFirstOrThrow()
+    return row.count
+  }
+
+  /**
+   * One page as JSON text plus its `meta.pagination`, for the REST list route: the rows are
+   * rendered by PostgreSQL and never parsed in Node. `query` is the request's qs-parsed query.
+   */
+  async findPageJson (query: RawQuery): Promise<JsonPage> {
+    const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true })
+    const row = await compileFindPage(this.#ctx.db, this.model, tree).executeTakeFirstOrThrow()
+    return { json: row.data, pagination: paginationMeta(tree.pagination, row.total) }
+  }
+
+  /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
+  async findOneJson (documentId: string | null, query: RawQuery): Promise<string | null> {
+    const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false })
+    const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId).executeTakeFirst()
+    return row?.data ?? null
+  }
+
+  /**
+   * Creates a document. For draft & publish types the draft version is written and, unless
+   * `status: 'draft'`, published at once (Strapi v5's REST behaviour); the published version is
+   * returned.
+   */
+  async create (params: WriteParams): Promise<Document> {
+    const data = plainData(params.data)
+    const generated = generateUids(this.model, data)
+    const input = validateInput(this.model, data, { partial: false })
+    rejectDeferred(input.deferred)
+    const { status, locale } = this.#scope(params, false)
+    const values = await hashPasswords(this.model, input.values)
+
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      await enforceUnique(trx, this.model, values, { documentId: null, locale, draftsOnly: this.#draftOnly(status) }, generated)
+      const documentId = createDocumentId()
+      const now = new Date().toISOString()
+      const base: Row = { ...this.#columns(values), document_id: documentId, created_at: now, updated_at: now }
+      if (this.model.localized) base.locale = locale
+      const rows = this.model.draftAndPublish
+        ? [{ ...base, published_at: null }, ...(status === 'published' ? [{ ...base, published_at: now }] : [])]
+        : [{ ...base, published_at: now }]
+      await trx.insertInto(this.model.tableName).values(rows).execute()
+      return await this.#reread(trx, documentId, status, locale, params.fields)
+    })
+  }
+
+  /**
+   * Partially updates a document: keys absent from `data` keep their values, `null` clears one.
+   * Draft & publish types edit the draft and, unless `status: 'draft'`, publish it again.
+   * Returns null when no such document exists.
+   */
+  async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
+    const input = validateInput(this.model, plainData(params.data), { partial: true })
+    rejectDeferred(input.deferred)
+    const { status, locale } = this.#scope(params, false)
+    const values = await hashPasswords(this.model, input.values)
+
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
+      if (documentId === null) return null
+      const target = trx.updateTable(this.model.tableName)
+        .where('document_id', '=', documentId)
+        .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
+        .where((eb) => this.model.draftAndPublish ? eb('published_at', 'is', null) : sql<boolean>`true`)
+      const now = new Date().toISOString()
+      const updated = await target.set({ ...this.#columns(values), updated_at: now }).returning(['id']).execute()
+      if (updated.length === 0) return null
+      await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
+      if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
+      return await this.#reread(trx, documentId, status, locale, params.fields)
+    })
+  }
+
+  /**
+   * Creates the single type's document on its first write, updates it afterwards (REST
+   * `PUT /api/<singularApiId>`).
+   */
+  async upsertSingle (params: WriteParams): Promise<Document> {
+    const existing = await this.#singleDocumentId(this.#ctx.db, this.#scope(params, false).locale)
+    if (existing === null) return await this.create(params)
+    const updated = await this.update({ ...params, documentId: existing })
+    if (updated === null) throw new NotFoundError()
+    return updated
+  }
+
+  /**
+   * Deletes every version (draft and published) of a document in one locale (every locale with
+   * `locale: '*'`). Returns the number of rows removed; deleting an unknown document is not an error.
+   */
+  async delete (params: { documentId: string | null, locale?: string }): Promise<{ documentId: string | null, entries: number }> {
+    const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
+      if (documentId === null) return { documentId: null, entries: 0 }
+      let query = trx.deleteFrom(this.model.tableName).where('document_id', '=', documentId)
+      if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
+      const result = await query.executeTakeFirst()
+      return { documentId, entries: Number(result.numDeletedRows) }
+    })
+  }
+
+  #draftOnly (status: Status): boolean {
+    return this.model.draftAndPublish && status === 'draft'
+  }
+
+  #columns (values: Record<string, unknown>): Row {
+    const row: Row = {}
+    for (const [name, value] of Object.entries(values)) {
+      const field = this.model.writableFields.get(name)
+      if (field !== undefined) row[field.column] = jsonColumn(field, value)
+    }
+    return row
+  }
+
+  /** Replaces the published version with a copy of the draft, as Strapi v5 publishes. */
+  async #publish (trx: Transaction<any>, documentId: string, locale: string | null, now: string): Promise<void> {
+    const sameDocument = (q: any): any => {
+      let query = q.where('document_id', '=', documentId)
+      if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
+      return query
+    }
+    await sameDocument(trx.deleteFrom(this.model.tableName).where('published_at', 'is not', null)).execute()
+    const columns = [...this.model.fields.values()].filter((f) => f.name !== 'id' && f.name !== 'publishedAt').map((f) => f.column)
+    const draft = sameDocument(trx.selectFrom(this.model.tableName).where('published_at', 'is', null))
+      .select([...columns.map((c) => sql.ref(c).as(c)), sql`${now}::timestamptz`.as('published_at')])
+    await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
+  }
+
+  async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, fields: unknown): Promise<Document> {
+    const spec: FindSpec = {
+      status: this.model.draftAndPublish ? status : 'published',
+      locale,
+      fields: parseFields(this.model, fields),
+      sort: []
+    }
+    const row = await compileFindOne(trx, this.model, spec, documentId).executeTakeFirstOrThrow()
+    return JSON.parse(row.data) as Document
+  }
+
+  async #singleDocumentId (db: Kysely<any>, locale: string | null): Promise<string | null> {
+    let query = db.selectFrom(this.model.tableName).select('document_id').orderBy('id').limit(1)
+    if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
+    const row = await query.executeTakeFirst()
+    return (row?.document_id as string | undefined) ?? null
+  }
+}
+
+function pick (source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key]
+  return out
+}
+
+/** A shallow copy, so uid generation never mutates the caller's object. Non-objects go to validation as they are. */
+function plainData (data: unknown): Record<string, unknown> {
+  return typeof data === 'object' && data !== null && !Array.isArray(data) ? { ...(data as Record<string, unknown>) } : data as Record<string, unknown>
+}
+
+/** Relation, media, component and dynamic-zone writes arrive with the issue that stores them. */
+function rejectDeferred (deferred: Record<string, unknown>): void {
+  const [key] = Object.keys(deferred)
+  if (key !== undefined) throw ValidationError.invalidKey(key, { key, source: 'body' })
+}

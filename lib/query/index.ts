@@ -1,0 +1,70 @@
+import { ValidationError } from '../errors.js'
+import type { ContentType, Field } from '../model/registry.js'
+import { parseFields } from './fields.js'
+import { parsePagination, type Pagination, type PaginationLimits } from './pagination.js'
+import { parseSort, type SortTerm } from './sort.js'
+import type { RawQuery } from './querystring.js'
+
+export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
+export type { SortTerm } from './sort.js'
+export type { RawQuery } from './querystring.js'
+export { paginationMeta } from './pagination.js'
+export { parseQueryString } from './querystring.js'
+
+export type Status = 'published' | 'draft'
+
+export interface LocaleSettings {
+  locales: readonly string[]
+  defaultLocale: string
+}
+
+/**
+ * A request's query, validated against the model and ready to compile. Every field in it is a
+ * `Field` from the registry, so the compiler never sees a name a client typed.
+ */
+export interface QueryTree {
+  fields: Field[] | null
+  sort: SortTerm[]
+  pagination: Pagination
+  status: Status
+  /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
+  locale: string | null
+}
+
+export function parseStatus (raw: unknown): Status {
+  if (raw === undefined || raw === null || raw === '' || raw === 'published') return 'published'
+  if (raw === 'draft') return 'draft'
+  throw new ValidationError('Invalid status parameter. Expected "published" or "draft"', { key: 'status', source: 'query', param: 'status' })
+}
+
+/**
+ * The locale a request addresses: the `locale` parameter, the default locale when it is absent,
+ * and null (every locale) for `*` or `all` on lists. Non-localized types ignore it, as Strapi does.
+ */
+export function parseLocale (model: ContentType, raw: unknown, settings: LocaleSettings, allowAll: boolean): string | null {
+  if (!model.localized) return null
+  if (raw === undefined || raw === null || raw === '') return settings.defaultLocale
+  if (typeof raw !== 'string') {
+    throw new ValidationError(`Invalid locale param ${JSON.stringify(raw)} provided. Document locales must be strings.`)
+  }
+  if (allowAll && (raw === '*' || raw === 'all')) return null
+  return raw
+}
+
+export interface ParseOptions {
+  limits: PaginationLimits
+  i18n: LocaleSettings
+  /** Lists accept `locale=*`; single-document reads take the locale literally. */
+  allowAllLocales: boolean
+}
+
+/** Validates a request's raw (qs-parsed) query into a `QueryTree`; every mistake is a 400. */
+export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
+  return {
+    fields: parseFields(model, raw.fields),
+    sort: parseSort(model, raw.sort),
+    pagination: parsePagination(raw.pagination, options.limits),
+    status: parseStatus(raw.status),
+    locale: parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
+  }
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify'
+import qs from 'qs'
+import { NotFoundError } from '../errors.js'
+import type { Registry } from '../model/registry.js'
+import { QS_OPTIONS } from '../query/querystring.js'
+import { errorHandler } from './error-handler.js'
+import { registerContentTypeRoutes, type RouteContext } from './routes.js'
+
+export interface RestPluginOptions extends RouteContext {
+  registry: Registry
+}
+
+/**
+ * The REST surface, registered as an encapsulated child (under the `rest.prefix`, `/api` by
+ * default) so that its body parsers, error handler and 404 handler apply to the content API only,
+ * never to the application's own routes.
+ */
+export async function restPlugin (app: FastifyInstance, options: RestPluginOptions): Promise<void> {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  // An empty JSON body is "no body" (Strapi answers "Missing data payload"), not a parse error.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') { done(null, undefined); return }
+    parseJson(request, body as string, done)
+  })
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, qs.parse(body as string, QS_OPTIONS))
+  })
+  // Other bodies reach the handler as text and fail its `data` check with Strapi's message.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => { done(null, body) })
+
+  // Route schemas document the API (OpenAPI); validation is the document service's, which
+  // answers with Strapi's messages. Responses are serialised as written.
+  app.setValidatorCompiler(() => () => true)
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(async (_request, reply) => {
+    const error = new NotFoundError()
+    return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
+  })
+
+  for (const model of options.registry.contentTypes.values()) registerContentTypeRoutes(app, model, options)
+}

@@ -1,0 +1,160 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteOptions } from 'fastify'
+import Type from 'typebox'
+import type { AccessControl, ContentAction } from '../auth/access.js'
+import { NotFoundError, ValidationError } from '../errors.js'
+import type { DocumentService } from '../documents/service.js'
+import type { ContentType } from '../model/registry.js'
+import { parseQueryString, type RawQuery } from '../query/index.js'
+import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
+import {
+  DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
+  inputSchema, listResponseSchema, singleResponseSchema
+} from './schemas.js'
+
+/** Route schemas carry OpenAPI keys that @fastify/swagger reads when the application registers it. */
+type DocumentedSchema = FastifySchema & { tags?: string[], summary?: string, hide?: boolean }
+const doc = (schema: DocumentedSchema): FastifySchema => schema
+
+const ROUTED_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
+
+const errors = { 400: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
+
+function send (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body) : body)
+}
+
+/**
+ * The write payload `{ data: {...} }`. Like Strapi, a missing or non-object `data` is "Missing
+ * data payload"; an array passes on to validation, which rejects it with yup's message.
+ */
+function payload (body: unknown): Record<string, unknown> {
+  const data = typeof body === 'object' && body !== null ? (body as { data?: unknown }).data : undefined
+  if (typeof data !== 'object' || data === null) throw new ValidationError('Missing "data" payload in the request body')
+  return data as Record<string, unknown>
+}
+
+function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any } {
+  return { status: query.status, locale: query.locale, fields: query.fields }
+}
+
+export interface RouteContext {
+  access: AccessControl
+  documents: (uid: string) => DocumentService
+}
+
+/**
+ * Strapi v5's core routes for one content type:
+ * - collection type: `GET|POST /<pluralApiId>`, `GET|PUT|DELETE /<pluralApiId>/:documentId`;
+ * - single type: `GET|PUT|DELETE /<singularApiId>`.
+ * Other methods on those paths answer 405, as Strapi's router does.
+ */
+export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext): void {
+  const service = ctx.documents(model.uid)
+  const tags = [model.displayName]
+  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
+  const guard = async (request: FastifyRequest): Promise<void> => {
+    const { contentApi } = request.routeOptions.config as unknown as ReturnType<typeof action>
+    await ctx.access.check(request, contentApi)
+  }
+
+  const routes: Array<{ url: string, methods: HTTPMethods[] }> = []
+  const route = (method: HTTPMethods, url: string, options: Omit<RouteOptions, 'method' | 'url'>): void => {
+    app.route({ ...options, method, url, preHandler: guard })
+    const entry = routes.find((r) => r.url === url)
+    if (entry === undefined) routes.push({ url, methods: [method] })
+    else entry.methods.push(method)
+  }
+
+  if (model.kind === 'collectionType') {
+    const base = `/${model.pluralName}`
+    const one = `${base}/:documentId`
+    route('GET', base, {
+      config: action('find'),
+      schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const page = await service.findPageJson(parseQueryString(request.url))
+        return send(request, reply, 200, listBody(page.json, page.pagination))
+      }
+    })
+    route('POST', base, {
+      config: action('create'),
+      schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const query = parseQueryString(request.url)
+        const document = await service.create({ data: payload(request.body), ...writeOptions(query) })
+        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+      }
+    })
+    route('GET', one, {
+      config: action('findOne'),
+      schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const { documentId } = request.params as { documentId: string }
+        const json = await service.findOneJson(documentId, parseQueryString(request.url))
+        if (json === null) throw new NotFoundError()
+        return send(request, reply, 200, singleBody(json))
+      }
+    })
+    route('PUT', one, {
+      config: action('update'),
+      schema: doc({ tags, summary: `Update a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const { documentId } = request.params as { documentId: string }
+        const query = parseQueryString(request.url)
+        const document = await service.update({ documentId, data: payload(request.body), ...writeOptions(query) })
+        if (document === null) throw new NotFoundError()
+        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+      }
+    })
+    route('DELETE', one, {
+      config: action('delete'),
+      schema: doc({ tags, summary: `Delete a ${model.singularName}`, params: DocumentParamsSchema, response: { 204: Type.Null({ description: 'Deleted (also when nothing matched)' }), ...errors } }),
+      handler: async (request, reply) => {
+        const { documentId } = request.params as { documentId: string }
+        const query = parseQueryString(request.url)
+        await service.delete({ documentId, locale: query.locale as string | undefined })
+        return reply.code(204).send()
+      }
+    })
+  } else {
+    const url = `/${model.singularName}`
+    route('GET', url, {
+      config: action('find'),
+      schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const json = await service.findOneJson(null, parseQueryString(request.url))
+        if (json === null) throw new NotFoundError()
+        return send(request, reply, 200, singleBody(json))
+      }
+    })
+    route('PUT', url, {
+      config: action('update'),
+      schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
+      handler: async (request, reply) => {
+        const query = parseQueryString(request.url)
+        const document = await service.upsertSingle({ data: payload(request.body), ...writeOptions(query) })
+        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+      }
+    })
+    route('DELETE', url, {
+      config: action('delete'),
+      schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), ...errors } }),
+      handler: async (request, reply) => {
+        const query = parseQueryString(request.url)
+        await service.delete({ documentId: null, locale: query.locale as string | undefined })
+        return reply.code(204).send()
+      }
+    })
+  }
+
+  for (const { url, methods } of routes) {
+    const others = ROUTED_METHODS.filter((m) => !methods.includes(m))
+    if (others.length === 0) continue
+    app.route({
+      method: others,
+      url,
+      schema: doc({ hide: true }),
+      handler: async (_request, reply) => reply.code(405).header('allow', methods.join(', ')).type('text/plain; charset=utf-8').send('Method Not Allowed')
+    })
+  }
+}
