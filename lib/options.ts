@@ -37,13 +37,22 @@ const I18nOptions = Type.Object({
   defaultLocale: Type.String({ minLength: 1, default: 'en' })
 }, { additionalProperties: false })
 
+const QueryOptions = Type.Object({
+  /**
+   * Treat `%` and `_` in `$contains`, `$startsWith`, `$eqi`... values literally. Off by default:
+   * Strapi passes them through as LIKE wildcards, and clients may rely on it.
+   */
+  escapeLikeWildcards: Type.Boolean({ default: false })
+}, { additionalProperties: false })
+
 const OptionsSchema = Type.Object({
   models: Type.Array(Type.Unknown(), { default: [] }),
   components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
   db: Type.Optional(Type.Unknown()),
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
-  i18n: Type.Optional(I18nOptions)
+  i18n: Type.Optional(I18nOptions),
+  query: Type.Optional(QueryOptions)
 }, { additionalProperties: false })
 
 export interface ContentApiOptions {
@@ -56,6 +65,7 @@ export interface ContentApiOptions {
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
+  query?: Partial<Static<typeof QueryOptions>>
 }
 
 export interface ResolvedOptions {
@@ -65,6 +75,7 @@ export interface ResolvedOptions {
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
+  query: Static<typeof QueryOptions>
 }
 
 function describe (path: string, message: string): string {
@@ -83,7 +94,7 @@ function checkDb (db: unknown): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, i18n: {}, ...options }
+  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, ...options }
   const problems = [...Value.Errors(OptionsSchema, input)]
     .filter((e) => e.keyword !== 'boolean')
     .map((e) => e.keyword === 'additionalProperties'
@@ -100,6 +111,6 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
-function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object, i18n: object }): object {
-  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync }, i18n: { ...input.i18n } }
+function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object, i18n: object, query: object }): object {
+  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync }, i18n: { ...input.i18n }, query: { ...input.query } }
 }

@@ -1,13 +1,19 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import type { ContentType, Field } from '../model/registry.js'
 import type { Pagination, SortTerm } from '../query/index.js'
+import type { FilterNode } from '../query/filters.js'
+import { compileFilter, type FilterCompileOptions } from './filters.js'
 import { projection } from './projection.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 
 export interface FindSpec extends DocumentScope {
   fields: readonly Field[] | null
+  filters: FilterNode | null
   sort: readonly SortTerm[]
 }
+
+/** Compiler settings that come from the plugin's options, not from the request. */
+export type CompileOptions = FilterCompileOptions
 
 export interface PageSpec extends FindSpec {
   pagination: Pagination
@@ -16,11 +22,17 @@ export interface PageSpec extends FindSpec {
 /** The documents table under the alias every compiled query uses for it. */
 export const ROOT = 't'
 
-/** `select ... from <table> as t where <scope>`: the rows a request may see, before projection. */
-export function scopedRows (db: Kysely<any>, model: ContentType, scope: DocumentScope): SelectQueryBuilder<any, any, {}> {
+/**
+ * `select ... from <table> as t where <scope> and <filters>`: the rows a request may see and asked
+ * for, before projection.
+ */
+export function scopedRows (
+  db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions
+): SelectQueryBuilder<any, any, {}> {
   const query = db.selectFrom(`${model.tableName} as ${ROOT}`)
   return query.where((eb) => {
     const conditions = scopeConditions(model, scope, ROOT, eb)
+    if (scope.filters != null) conditions.push(compileFilter(scope.filters, ROOT, options))
     return conditions.length === 0 ? sql<boolean>`true` : eb.and(conditions)
   })
 }
@@ -51,15 +63,15 @@ function selected (model: ContentType, fields: readonly Field[] | null): readonl
  * The count only runs when it cannot be derived from the page itself: a page that is not full
  * (and not past the end) already tells the total, and `withCount=false` skips it entirely.
  */
-export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec) {
+export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
   const { start, limit, withCount } = spec.pagination
-  const page = ordered(scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+  const page = ordered(scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
     .limit(limit)
     .offset(start)
   const data = sql<string>`(select coalesce(json_agg("page"), '[]')::text from "page")`.as('data')
   if (!withCount) return db.with('page', () => page).selectNoFrom([data, sql<null>`null::int`.as('total')])
 
-  const count = scopedRows(db, model, spec).select(sql<number>`count(*)::int`.as('count'))
+  const count = scopedRows(db, model, spec, options).select(sql<number>`count(*)::int`.as('count'))
   const total = sql<number>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
   return db.with('page', () => page).selectNoFrom([data, total.as('total')])
 }
@@ -72,8 +84,8 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
  * select coalesce(json_agg(r), '[]')::text as "data" from (select ... from "articles" as t where <scope> order by ...) as r
  * ```
  */
-export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }) {
-  let rows = ordered(scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions) {
+  let rows = ordered(scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
   if (spec.limit !== undefined) rows = rows.limit(spec.limit)
   if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
   return db.selectFrom(rows.as('r')).select(sql<string>`coalesce(json_agg(r), '[]')::text`.as('data'))
@@ -86,14 +98,14 @@ export function compileFindMany (db: Kysely<any>, model: ContentType, spec: Find
  * select row_to_json(r)::text as "data" from (select ... from "articles" as t where <scope> and t.document_id = $1 limit 1) as r
  * ```
  */
-export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null) {
-  let rows = scopedRows(db, model, spec).select(projection(selected(model, spec.fields), ROOT))
+export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions) {
+  let rows = scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
   rows = ordered(rows, spec.sort).limit(1)
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data'))
 }
 
-/** `select count(*)::int from <table> as t where <scope>`. */
-export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope) {
-  return scopedRows(db, model, scope).select(sql<number>`count(*)::int`.as('count'))
+/** `select count(*)::int from <table> as t where <scope> and <filters>`. */
+export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions) {
+  return scopedRows(db, model, scope, options).select(sql<number>`count(*)::int`.as('count'))
 }

@@ -1,14 +1,12 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { ContentType, Field } from '../model/registry.js'
-import { compileCount, compileFindMany, compileFindOne, compileFindPage, type FindSpec } from '../compiler/find.js'
+import { compileCount, compileFindMany, compileFindOne, compileFindPage, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
   paginationMeta, parseLocale, parseQuery, parseStatus,
-  type LocaleSettings, type PaginationLimits, type PaginationMeta, type RawQuery, type Status
+  type LocaleSettings, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
 } from '../query/index.js'
 import { parseFields } from '../query/fields.js'
-import { parsePagination } from '../query/pagination.js'
-import { parseSort } from '../query/sort.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
 import { enforceUnique, generateUids } from './unique.js'
@@ -20,6 +18,8 @@ export type Document = Record<string, unknown> & { id: number, documentId: strin
 /** Strapi's document-service parameters, as application code passes them. */
 export interface QueryParams {
   fields?: string | string[]
+  /** Strapi's filter object, e.g. `{ views: { $gt: 100 }, $or: [...] }`. */
+  filters?: Record<string, unknown> | Array<Record<string, unknown>>
   sort?: string | string[] | Record<string, 'asc' | 'desc'> | Array<Record<string, 'asc' | 'desc'>>
   status?: Status
   locale?: string
@@ -42,6 +42,7 @@ export interface ServiceContext {
   db: Kysely<any>
   limits: PaginationLimits
   i18n: LocaleSettings
+  compile: CompileOptions
 }
 
 /** A page rendered by PostgreSQL: `json` is the `data` array as JSON text, ready to send. */
@@ -81,42 +82,37 @@ export class DocumentService {
     return { status: parseStatus(params.status), locale: parseLocale(this.model, params.locale, this.#ctx.i18n, allowAllLocales) }
   }
 
-  #spec (params: QueryParams, allowAllLocales: boolean): FindSpec {
-    return {
-      ...this.#scope(params, allowAllLocales),
-      fields: parseFields(this.model, params.fields),
-      sort: parseSort(this.model, params.sort)
-    }
+  /** Application-code parameters go through the same validation as a REST query string. */
+  #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
+    const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
+    return parseQuery(this.model, { ...params, pagination } as RawQuery, {
+      limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales
+    })
   }
 
   /** Every matching document, or one window of them when pagination is given. */
   async findMany (params: QueryParams = {}): Promise<Document[]> {
-    const spec = this.#spec(params, true)
-    const window = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
-    const bounded = Object.keys(window).length > 0
-      ? parsePagination(window, { ...this.#ctx.limits, withCount: false })
-      : undefined
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...spec, start: bounded?.start, limit: bounded?.limit }).executeTakeFirstOrThrow()
+    const tree = this.#tree(params, true)
+    const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
+    const window = bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : {}
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...window }, this.#ctx.compile).executeTakeFirstOrThrow()
     return JSON.parse(row.data) as Document[]
   }
 
   /** The first matching document (in `sort` order, then by id), or null. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
-    return await this.#findOne(null, params)
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...this.#tree(params, true), limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow()
+    return (JSON.parse(row.data) as Document[])[0] ?? null
   }
 
   /** The document with this documentId in the requested status and locale, or null. */
   async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
-    return await this.#findOne(params.documentId, params)
-  }
-
-  async #findOne (documentId: string | null, params: QueryParams, db: Kysely<any> = this.#ctx.db): Promise<Document | null> {
-    const row = await compileFindOne(db, this.model, this.#spec(params, false), documentId).executeTakeFirst()
+    const row = await compileFindOne(this.#ctx.db, this.model, this.#tree(params, false), params.documentId, this.#ctx.compile).executeTakeFirst()
     return row === undefined ? null : JSON.parse(row.data) as Document
   }
 
-  async count (params: Pick<QueryParams, 'status' | 'locale'> = {}): Promise<number> {
-    const row = await compileCount(this.#ctx.db, this.model, this.#scope(params, true)).executeTakeFirstOrThrow()
+  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters'> = {}): Promise<number> {
+    const row = await compileCount(this.#ctx.db, this.model, this.#tree(params, true), this.#ctx.compile).executeTakeFirstOrThrow()
     return row.count
   }
 
@@ -126,14 +122,14 @@ export class DocumentService {
    */
   async findPageJson (query: RawQuery): Promise<JsonPage> {
     const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true })
-    const row = await compileFindPage(this.#ctx.db, this.model, tree).executeTakeFirstOrThrow()
+    const row = await compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
     return { json: row.data, pagination: paginationMeta(tree.pagination, row.total) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
   async findOneJson (documentId: string | null, query: RawQuery): Promise<string | null> {
     const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false })
-    const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId).executeTakeFirst()
+    const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).executeTakeFirst()
     return row?.data ?? null
   }
 
@@ -251,9 +247,10 @@ export class DocumentService {
       status: this.model.draftAndPublish ? status : 'published',
       locale,
       fields: parseFields(this.model, fields),
+      filters: null,
       sort: []
     }
-    const row = await compileFindOne(trx, this.model, spec, documentId).executeTakeFirstOrThrow()
+    const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirstOrThrow()
     return JSON.parse(row.data) as Document
   }
 

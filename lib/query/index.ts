@@ -1,12 +1,14 @@
 import { ValidationError } from '../errors.js'
 import type { ContentType, Field } from '../model/registry.js'
 import { parseFields } from './fields.js'
+import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
 import { parsePagination, type Pagination, type PaginationLimits } from './pagination.js'
 import { parseSort, type SortTerm } from './sort.js'
 import type { RawQuery } from './querystring.js'
 
 export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
 export type { SortTerm } from './sort.js'
+export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { RawQuery } from './querystring.js'
 export { paginationMeta } from './pagination.js'
 export { parseQueryString } from './querystring.js'
@@ -24,6 +26,7 @@ export interface LocaleSettings {
  */
 export interface QueryTree {
   fields: Field[] | null
+  filters: FilterNode | null
   sort: SortTerm[]
   pagination: Pagination
   status: Status
@@ -58,13 +61,22 @@ export interface ParseOptions {
   allowAllLocales: boolean
 }
 
-/** Validates a request's raw (qs-parsed) query into a `QueryTree`; every mistake is a 400. */
+/**
+ * Validates a request's raw (qs-parsed) query into a `QueryTree`; every mistake is a 400.
+ * Single-document reads ignore `filters`, as Strapi does.
+ */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
+  const filters = options.allowAllLocales ? parseFilters(model, raw.filters) : null
+  // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
+  const locale = raw.locale === undefined && filtersLocale(filters)
+    ? null
+    : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
   return {
     fields: parseFields(model, raw.fields),
+    filters,
     sort: parseSort(model, raw.sort),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),
-    locale: parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
+    locale
   }
 }

@@ -1,0 +1,99 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely'
+import type { Field } from '../model/registry.js'
+import type { ComparisonOperator, FilterNode } from '../query/filters.js'
+
+export interface FilterCompileOptions {
+  /**
+   * Treat `%` and `_` in pattern values literally. Off by default, as in Strapi, where a client's
+   * `$contains: 'a%b'` is a wildcard pattern.
+   */
+  escapeLikeWildcards: boolean
+}
+
+const TRUE = sql<SqlBool>`true`
+const FALSE = sql<SqlBool>`false`
+
+function escapeLike (value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+/** JSON attributes compare as jsonb: a value that is not JSON text compares as a JSON string. */
+function jsonParam (value: unknown): string {
+  if (typeof value === 'string') {
+    try { return JSON.stringify(JSON.parse(value)) } catch { return JSON.stringify(value) }
+  }
+  return JSON.stringify(value)
+}
+
+function isJson (field: Field): boolean {
+  return field.type === 'json' || field.type === 'blocks'
+}
+
+function param (field: Field, value: unknown): RawBuilder<unknown> {
+  return isJson(field) ? sql`${jsonParam(value)}::jsonb` : sql`${value}`
+}
+
+const PATTERNS: Partial<Record<ComparisonOperator, { before: string, after: string, insensitive: boolean, negated: boolean }>> = {
+  $eqi: { before: '', after: '', insensitive: true, negated: false },
+  $nei: { before: '', after: '', insensitive: true, negated: true },
+  $contains: { before: '%', after: '%', insensitive: false, negated: false },
+  $notContains: { before: '%', after: '%', insensitive: false, negated: true },
+  $containsi: { before: '%', after: '%', insensitive: true, negated: false },
+  $notContainsi: { before: '%', after: '%', insensitive: true, negated: true },
+  $startsWith: { before: '', after: '%', insensitive: false, negated: false },
+  $startsWithi: { before: '', after: '%', insensitive: true, negated: false },
+  $endsWith: { before: '%', after: '', insensitive: false, negated: false },
+  $endsWithi: { before: '%', after: '', insensitive: true, negated: false }
+}
+
+function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string, options: FilterCompileOptions): RawBuilder<SqlBool> {
+  const { field, operator, value } = node
+  const ref = sql.ref(`${alias}.${field.column}`)
+  const pattern = PATTERNS[operator]
+  if (pattern !== undefined) {
+    if (value === null) return operator === '$eqi' ? sql`${ref} is null` : operator === '$nei' ? sql`${ref} is not null` : FALSE
+    const text = options.escapeLikeWildcards ? escapeLike(value as string) : value as string
+    const bound = `${pattern.before}${text}${pattern.after}`
+    const test = pattern.insensitive ? sql<SqlBool>`lower(${ref}::text) like lower(${bound})` : sql<SqlBool>`${ref}::text like ${bound}`
+    return pattern.negated ? sql`not (${test})` : test
+  }
+  switch (operator) {
+    case '$null': return value === true ? sql`${ref} is null` : sql`${ref} is not null`
+    case '$notNull': return value === true ? sql`${ref} is not null` : sql`${ref} is null`
+    case '$eq': return value === null ? sql`${ref} is null` : sql`${ref} = ${param(field, value)}`
+    case '$ne': return value === null ? sql`${ref} is not null` : sql`${ref} <> ${param(field, value)}`
+    case '$in':
+    case '$notIn': {
+      const items = value as unknown[]
+      if (items.length === 0) return operator === '$in' ? FALSE : TRUE
+      const list = sql.join(items.map((item) => param(field, item)))
+      return operator === '$in' ? sql`${ref} in (${list})` : sql`${ref} not in (${list})`
+    }
+    case '$between': {
+      const [low, high] = value as [unknown, unknown]
+      return sql`${ref} between ${param(field, low)} and ${param(field, high)}`
+    }
+    default: {
+      if (value === null) return FALSE
+      const op = sql.raw({ $lt: '<', $lte: '<=', $gt: '>', $gte: '>=' }[operator as '$lt'])
+      return isJson(field) ? sql`${ref}::text ${op} ${jsonParam(value)}` : sql`${ref} ${op} ${value}`
+    }
+  }
+}
+
+/**
+ * Compiles a validated filter tree to a boolean SQL expression over the table aliased `alias`.
+ * Every value is a bound parameter; every identifier comes from the registry.
+ *
+ * @example
+ * // filters[$or][0][views][$lt]=30&filters[$or][1][title][$startsWith]=Wild
+ * // => ("t"."views" < $1 or "t"."title"::text like $2)    parameters: [30, 'Wild%']
+ */
+export function compileFilter (node: FilterNode, alias: string, options: FilterCompileOptions): RawBuilder<SqlBool> {
+  switch (node.kind) {
+    case 'compare': return compare(node, alias, options)
+    case 'not': return sql`not (${compileFilter(node.child, alias, options)})`
+    case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options)), sql` and `)})`
+    case 'or': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options)), sql` or `)})`
+  }
+}

@@ -1,0 +1,165 @@
+import { ValidationError } from '../errors.js'
+import type { Component, ContentType, Field } from '../model/registry.js'
+import { castFilterValue } from './cast.js'
+
+/** Comparison operators, matched case-sensitively as Strapi does (`$STARTSWITH` is invalid). */
+export const COMPARISON_OPERATORS = [
+  '$eq', '$eqi', '$ne', '$nei', '$lt', '$lte', '$gt', '$gte', '$in', '$notIn',
+  '$contains', '$notContains', '$containsi', '$notContainsi', '$startsWith', '$startsWithi',
+  '$endsWith', '$endsWithi', '$null', '$notNull', '$between'
+] as const
+export type ComparisonOperator = typeof COMPARISON_OPERATORS[number]
+
+const OPERATORS = new Set<string>(COMPARISON_OPERATORS)
+/** Operators whose value is a string pattern: never cast to the field's type. */
+export const PATTERN_OPERATORS = new Set<ComparisonOperator>([
+  '$eqi', '$nei', '$contains', '$notContains', '$containsi', '$notContainsi',
+  '$startsWith', '$startsWithi', '$endsWith', '$endsWithi'
+])
+
+/**
+ * A validated filter: every field is a registry `Field`, every value already cast to the field's
+ * type, so compiling it cannot fail and evaluating it cannot surprise.
+ */
+export type FilterNode =
+  | { kind: 'and', children: FilterNode[] }
+  | { kind: 'or', children: FilterNode[] }
+  | { kind: 'not', child: FilterNode }
+  | { kind: 'compare', field: Field, operator: ComparisonOperator, value: unknown }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const and = (children: FilterNode[]): FilterNode | null =>
+  children.length === 0 ? null : children.length === 1 ? children[0] : { kind: 'and', children }
+const or = (children: FilterNode[]): FilterNode => children.length === 1 ? children[0] : { kind: 'or', children }
+
+interface Walk {
+  model: ContentType | Component
+  /** Dotted path of attributes walked so far, for Strapi's "Invalid key x at a.b" messages. */
+  path: string[]
+}
+
+function invalidKey (key: string, path: string | null): ValidationError {
+  return ValidationError.invalidKey(key, { key, path, source: 'query', param: 'filters' })
+}
+
+/** Strapi's `$null`/`$notNull` truthiness: the usual spellings, then JavaScript truthiness. */
+export function toNullFlag (value: unknown): boolean {
+  if (value === true || value === 'true' || value === 't' || value === '1' || value === 1) return true
+  if (value === false || value === 'false' || value === 'f' || value === '0' || value === 0) return false
+  if (value === null || value === undefined || value === '') return false
+  return true
+}
+
+function compare (field: Field, operator: ComparisonOperator, raw: unknown, where: string): FilterNode {
+  if (operator === '$null' || operator === '$notNull') {
+    return { kind: 'compare', field, operator, value: toNullFlag(raw) }
+  }
+  if (operator === '$in' || operator === '$notIn') {
+    const items = Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw]
+    return { kind: 'compare', field, operator, value: items.map((v) => castFilterValue(field, v, where)) }
+  }
+  if (operator === '$between') {
+    const items = Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : []
+    if (items.length !== 2) throw new ValidationError(`$between on ${where} expects two values`, { key: '$between', path: where, source: 'query', param: 'filters' })
+    return { kind: 'compare', field, operator, value: items.map((v) => castFilterValue(field, v, where)) }
+  }
+  // Any other operator given an array applies to each element, OR-ed (`$ne: [41, 43]`).
+  if (Array.isArray(raw)) return or(raw.map((item) => compare(field, operator, item, where)))
+  if (isPlainObject(raw)) throw new ValidationError(`Invalid value for ${operator} on ${where}`, { key: operator, path: where, source: 'query', param: 'filters' })
+  if (PATTERN_OPERATORS.has(operator)) {
+    return { kind: 'compare', field, operator, value: raw === null ? null : String(raw) }
+  }
+  return { kind: 'compare', field, operator, value: raw === null ? null : castFilterValue(field, raw, where) }
+}
+
+/** The conditions on one field: `{ $gt: 1, $lt: 5 }`, `{ $not: {...} }`, an array (`$in`), or a value (`$eq`). */
+function fieldConditions (field: Field, value: unknown, walk: Walk): FilterNode | null {
+  const where = [...walk.path, field.name].join('.')
+  if (Array.isArray(value)) return compare(field, '$in', value, where)
+  if (!isPlainObject(value)) return compare(field, '$eq', value, where)
+  const children: FilterNode[] = []
+  for (const [key, operand] of Object.entries(value)) {
+    if (key === '$not') {
+      const inner = isPlainObject(operand) ? fieldConditions(field, operand, walk) : compare(field, '$eq', operand, where)
+      if (inner !== null) children.push({ kind: 'not', child: inner })
+    } else if (key === '$and' || key === '$or') {
+      const items = Array.isArray(operand) ? operand : [operand]
+      const nodes = items.map((item) => fieldConditions(field, item, walk)).filter((n): n is FilterNode => n !== null)
+      if (nodes.length > 0) children.push(key === '$and' ? and(nodes)! : or(nodes))
+    } else if (OPERATORS.has(key)) {
+      children.push(compare(field, key as ComparisonOperator, operand, where))
+    } else {
+      throw invalidKey(key, where)
+    }
+  }
+  return and(children)
+}
+
+function logical (key: '$and' | '$or', value: unknown, walk: Walk): FilterNode | null {
+  if (!Array.isArray(value)) {
+    throw new ValidationError(`Operator ${key} must be an array`, { key, path: walk.path.join('.') || null, source: 'query', param: 'filters' })
+  }
+  const nodes = value.map((item) => (Array.isArray(item) ? and(item.map((i) => objectFilter(i, walk)).filter(notNull)) : objectFilter(item, walk)))
+    .filter(notNull)
+  if (nodes.length === 0) return null
+  return key === '$and' ? and(nodes) : or(nodes)
+}
+
+const notNull = (n: FilterNode | null): n is FilterNode => n !== null
+
+function objectFilter (value: unknown, walk: Walk): FilterNode | null {
+  if (!isPlainObject(value)) {
+    throw new ValidationError('The filters parameter must be an object or an array')
+  }
+  const children: FilterNode[] = []
+  for (const [key, operand] of Object.entries(value)) {
+    if (key === '$and' || key === '$or') {
+      const node = logical(key, operand, walk)
+      if (node !== null) children.push(node)
+    } else if (key === '$not') {
+      const inner = objectFilter(operand, walk)
+      if (inner !== null) children.push({ kind: 'not', child: inner })
+    } else if (key.startsWith('$')) {
+      throw invalidKey(key, walk.path.length > 0 ? walk.path.join('.') : null)
+    } else {
+      const field = walk.model.fields.get(key)
+      const path = [...walk.path, key].join('.')
+      if (field === undefined) {
+        // Strapi names the path of an attribute that exists but may not be filtered, and none
+        // for a name the model does not have.
+        throw invalidKey(key, Object.hasOwn(walk.model.attributes, key) || walk.path.length > 0 ? path : null)
+      }
+      if (field.hidden) throw invalidKey(key, path)
+      // An empty object (`filters[id]={}`) filters nothing, as in Strapi.
+      if (isPlainObject(operand) && Object.keys(operand).length === 0) continue
+      const node = fieldConditions(field, operand, walk)
+      if (node !== null) children.push(node)
+    }
+  }
+  return and(children)
+}
+
+/**
+ * Validates Strapi's `filters` (`filters[title][$eq]=x`, `filters[$or][0][...]`, arrays as AND)
+ * into a `FilterNode`, or null when it filters nothing. Unknown fields and operators, private
+ * and password fields, and values that cannot be cast for their field are 400s.
+ */
+export function parseFilters (model: ContentType | Component, raw: unknown): FilterNode | null {
+  if (raw === undefined || raw === null) return null
+  const walk: Walk = { model, path: [] }
+  if (Array.isArray(raw)) return and(raw.map((item) => objectFilter(item, walk)).filter(notNull))
+  if (!isPlainObject(raw)) throw new ValidationError('The filters parameter must be an object or an array')
+  return objectFilter(raw, walk)
+}
+
+/** True when a filter names the `locale` field, which then replaces the default-locale scope. */
+export function filtersLocale (node: FilterNode | null): boolean {
+  if (node === null) return false
+  switch (node.kind) {
+    case 'and':
+    case 'or': return node.children.some(filtersLocale)
+    case 'not': return filtersLocale(node.child)
+    case 'compare': return node.field.name === 'locale' && node.field.system
+  }
+}
