@@ -1,0 +1,11 @@
+/** Schema sync: models -> desired tables -> introspect -> diff -> apply under an advisory lock. */
+export { syncSchema } from './sync.js'
+export type { SchemaSyncOptions, SchemaSyncLogger, SchemaSyncResult } from './sync.js'
+export { diffSchema } from './diff.js'
+export type { SchemaPlan, DestructiveChange } from './diff.js'
+export { desiredSchema, contentTypeTable, componentTable } from './desired-schema.js'
+export type { TableSpec, ColumnSpec, IndexSpec, ForeignKeySpec } from './desired-schema.js'
+export { introspectSchema } from './introspect.js'
+export type { CurrentSchema, CurrentTable, CurrentColumn, CurrentIndex } from './introspect.js'
+export { schemaLockKey } from './lock.js'
+export { columnType, varcharLimit } from './column-types.js'

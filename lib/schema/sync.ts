@@ -1,0 +1,104 @@
+import { sql, type Kysely } from 'kysely'
+import { SchemaSyncError } from '../errors.js'
+import type { Registry } from '../model/registry.js'
+import { desiredSchema } from './desired-schema.js'
+import { diffSchema, type SchemaPlan } from './diff.js'
+import { introspectSchema } from './introspect.js'
+import { lockSchema } from './lock.js'
+
+export type { DestructiveChange, SchemaPlan } from './diff.js'
+
+export interface SchemaSyncOptions {
+  mode: 'apply' | 'dryRun' | 'off'
+  allowDestructive: boolean
+}
+
+/** The part of a pino / Fastify logger sync uses. */
+export interface SchemaSyncLogger {
+  info (obj: unknown, msg?: string): void
+  warn (obj: unknown, msg?: string): void
+}
+
+export type SchemaSyncResult = SchemaPlan & {
+  /** True when the plan ran (mode `apply`); `destructive` ran too only with `allowDestructive`. */
+  applied: boolean
+}
+
+function warnDestructive (plan: SchemaPlan, log: SchemaSyncLogger | undefined): void {
+  if (plan.destructive.length === 0) return
+  log?.warn(
+    { destructive: plan.destructive },
+    `Schema sync left ${plan.destructive.length} destructive change(s) unapplied:\n` +
+    plan.destructive.map((d) => `  - ${d.description}\n    ${d.sql}`).join('\n') +
+    '\nReview them, then set schemaSync.allowDestructive: true to apply them (or apply them yourself).'
+  )
+}
+
+async function run (trx: Kysely<any>, statement: string): Promise<void> {
+  try {
+    await sql.raw(statement).execute(trx)
+  } catch (err) {
+    throw new SchemaSyncError(
+      `Schema sync failed on \`${statement}\`: ${(err as Error).message}. Nothing was changed.`, { cause: err }
+    )
+  }
+}
+
+/**
+ * Brings the database up to the models, additively and idempotently:
+ *
+ * ```sql
+ * begin isolation level read committed
+ * select pg_advisory_xact_lock(<key of 'fastify-content-api:schema' and current_schema()>)
+ * -- introspect pg_catalog, diff, then run the plan:
+ * create table "articles" (...)
+ * alter table "articles" add column "views" integer
+ * create index "articles_slug_idx" on "articles" ("slug")
+ * commit
+ * ```
+ *
+ * Introspection happens under the lock, so an instance that waited for another sees its tables
+ * and plans nothing; read committed makes sure each catalog read sees what was committed while
+ * it waited. PostgreSQL DDL is transactional: a failing statement leaves the database untouched.
+ *
+ * - `apply` runs `statements`, and `destructive` too when `allowDestructive` is set; otherwise
+ *   destructive changes are logged with `log.warn` and left alone.
+ * - `dryRun` only introspects and returns the plan.
+ * - `off` returns an empty plan without touching the database.
+ *
+ * @example
+ * const plan = await syncSchema(db, registry, { mode: 'dryRun', allowDestructive: false }, app.log)
+ * plan.statements // ['create table "articles" (...)', 'create index ...']
+ */
+export async function syncSchema (
+  db: Kysely<any>, registry: Registry, options: SchemaSyncOptions, log?: SchemaSyncLogger
+): Promise<SchemaSyncResult> {
+  if (options.mode === 'off') return { statements: [], destructive: [], applied: false }
+  const desired = desiredSchema(registry)
+
+  if (options.mode === 'dryRun') {
+    const plan = diffSchema(desired, await introspectSchema(db))
+    log?.info({ statements: plan.statements, destructive: plan.destructive },
+      `Schema sync dry run: ${plan.statements.length} statement(s) and ${plan.destructive.length} destructive change(s) planned`)
+    if (!options.allowDestructive) warnDestructive(plan, log)
+    return { ...plan, applied: false }
+  }
+
+  const plan = await db.transaction().setIsolationLevel('read committed').execute(async (trx) => {
+    await lockSchema(trx)
+    const plan = diffSchema(desired, await introspectSchema(trx))
+    for (const statement of plan.statements) await run(trx, statement)
+    if (options.allowDestructive) {
+      for (const change of plan.destructive) await run(trx, change.sql)
+    }
+    return plan
+  })
+
+  const ran = plan.statements.length + (options.allowDestructive ? plan.destructive.length : 0)
+  if (ran > 0) {
+    log?.info({ statements: plan.statements, destructive: options.allowDestructive ? plan.destructive : [] },
+      `Schema sync applied ${ran} statement(s)`)
+  }
+  if (!options.allowDestructive) warnDestructive(plan, log)
+  return { ...plan, applied: true }
+}

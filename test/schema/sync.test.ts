@@ -1,0 +1,354 @@
+import t from 'tap'
+import { sql, type Kysely } from 'kysely'
+import { createRegistry } from '../../lib/model/registry.js'
+import type { ContentTypeSchema } from '../../lib/model/types.js'
+import { syncSchema, type SchemaSyncOptions } from '../../lib/schema/sync.js'
+import { lockSchema, schemaLockKey } from '../../lib/schema/lock.js'
+import { createTestDatabase, dialectName } from '../helpers/database.js'
+import { article, components, everyType, homepage } from './models.js'
+
+const apply: SchemaSyncOptions = { mode: 'apply', allowDestructive: false }
+const destructive: SchemaSyncOptions = { mode: 'apply', allowDestructive: true }
+
+function recorder () {
+  const info: unknown[][] = []
+  const warn: unknown[][] = []
+  return { info, warn, log: { info: (...args: unknown[]) => { info.push(args) }, warn: (...args: unknown[]) => { warn.push(args) } } }
+}
+
+const sync = (db: Kysely<any>, models: ContentTypeSchema[], options = apply, log?: ReturnType<typeof recorder>['log']) =>
+  syncSchema(db, createRegistry(models, components), options, log)
+
+async function tables (db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables
+    where table_schema = current_schema() order by table_name`.execute(db)
+  return rows.map((r) => r.table_name)
+}
+
+async function columns (db: Kysely<any>, table: string): Promise<Record<string, { type: string, nullable: string }>> {
+  const { rows } = await sql<{ column_name: string, data_type: string, is_nullable: string }>`
+    select column_name, data_type, is_nullable from information_schema.columns
+    where table_schema = current_schema() and table_name = ${table} order by ordinal_position`.execute(db)
+  return Object.fromEntries(rows.map((r) => [r.column_name, { type: r.data_type, nullable: r.is_nullable }]))
+}
+
+async function indexes (db: Kysely<any>, table: string): Promise<string[]> {
+  const { rows } = await sql<{ indexname: string }>`
+    select indexname from pg_indexes where schemaname = current_schema() and tablename = ${table} order by indexname`.execute(db)
+  return rows.map((r) => r.indexname)
+}
+
+t.test('the first sync creates every table, column and index', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const log = recorder()
+  const result = await sync(tdb.db, [everyType, article(), homepage], apply, log.log)
+
+  t.equal(result.applied, true)
+  t.same(result.destructive, [])
+  t.match(result.statements[0], /^create table "kitchen_sinks" \("id" serial primary key, "document_id" varchar\(255\) not null, /)
+  t.same(await tables(tdb.db), ['articles', 'components_shared_seos', 'homepages', 'kitchen_sinks'])
+
+  const cols = await columns(tdb.db, 'articles')
+  t.same(Object.keys(cols), ['id', 'document_id', 'title', 'slug', 'body', 'created_at', 'updated_at', 'published_at', 'locale'])
+  t.same(cols.id, { type: 'integer', nullable: 'NO' })
+  t.same(cols.document_id, { type: 'character varying', nullable: 'NO' })
+  t.same(cols.title, { type: 'character varying', nullable: 'YES' })
+  t.same(cols.created_at, { type: 'timestamp with time zone', nullable: 'NO' })
+  t.same(cols.published_at, { type: 'timestamp with time zone', nullable: 'YES' })
+  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_published_at_idx', 'articles_pkey', 'articles_slug_idx'])
+  t.equal((await columns(tdb.db, 'kitchen_sinks')).a_json.type, 'jsonb')
+
+  const { rows } = await sql<{ id: number, title: string, created_at: unknown, updated_at: unknown }>`
+    insert into articles (document_id, title, locale) values ('abc', 'Hello', 'en') returning *`.execute(tdb.db)
+  t.match(rows[0], { id: 1, title: 'Hello' }, 'ids come from the serial sequence')
+  t.not(rows[0].created_at, null, 'created_at defaults to now()')
+  t.not(rows[0].updated_at, null, 'updated_at defaults to now()')
+  await t.rejects(sql`insert into articles (title) values ('no document id')`.execute(tdb.db), /null/, 'document_id is NOT NULL')
+
+  t.equal(log.warn.length, 0, 'nothing to warn about')
+  t.equal(log.info.length, 1, 'one info line for the applied plan')
+})
+
+t.test('a unique attribute allows the same value twice (draft and published rows, two locales)', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  await sql`insert into articles (document_id, slug, locale) values ('a', 'hello', 'en'), ('a', 'hello', 'en'), ('a', 'hello', 'fr')`.execute(tdb.db)
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from articles where slug = 'hello'`.execute(tdb.db)
+  t.equal(rows[0].n, 3)
+})
+
+t.test('a second sync plans nothing (idempotence), from the same or another instance', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const models = [everyType, article(), homepage]
+  const first = await sync(tdb.db, models)
+  t.ok(first.statements.length > 0)
+  const log = recorder()
+  const second = await sync(tdb.db, models, apply, log.log)
+  t.same(second, { statements: [], destructive: [], applied: true })
+  t.same(log.info, [], 'an empty plan logs nothing')
+  t.same(await sync(tdb.connectAgain(), models), { statements: [], destructive: [], applied: true })
+  t.same(await sync(tdb.db, models, destructive), { statements: [], destructive: [], applied: true },
+    'nothing destructive either')
+})
+
+t.test('adding an attribute adds exactly one column and keeps existing rows', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  await sql`insert into articles (document_id, title, locale) values ('abc', 'Kept', 'en')`.execute(tdb.db)
+  const before = Object.keys(await columns(tdb.db, 'articles'))
+
+  const result = await sync(tdb.db, [article({ views: { type: 'integer' } })])
+  t.same(result.statements, ['alter table "articles" add column "views" integer'])
+  t.same(result.destructive, [])
+  t.same(Object.keys(await columns(tdb.db, 'articles')), [...before, 'views'])
+  const { rows } = await sql`select title, views from articles`.execute(tdb.db)
+  t.same(rows, [{ title: 'Kept', views: null }])
+})
+
+t.test('a new unique attribute gets its column and its index', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  const result = await sync(tdb.db, [article({ code: { type: 'string', unique: true } })])
+  t.same(result.statements, [
+    'alter table "articles" add column "code" varchar(255)',
+    'create index "articles_code_idx" on "articles" ("code")'
+  ])
+  t.ok((await indexes(tdb.db, 'articles')).includes('articles_code_idx'))
+})
+
+t.test('a removed attribute keeps its column and data, is reported as destructive and warned about', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article({ subtitle: { type: 'string' } })])
+  await sql`insert into articles (document_id, subtitle) values ('abc', 'keep me')`.execute(tdb.db)
+
+  const log = recorder()
+  const result = await sync(tdb.db, [article()], apply, log.log)
+  t.same(result.statements, [])
+  t.equal(result.destructive.length, 1)
+  t.match(result.destructive[0].description, /^articles\.subtitle: column is no longer in the model/)
+  t.equal(result.destructive[0].sql, 'alter table "articles" drop column "subtitle"')
+  t.equal(result.applied, true)
+
+  t.ok('subtitle' in await columns(tdb.db, 'articles'), 'the column is still there')
+  const { rows } = await sql`select subtitle from articles`.execute(tdb.db)
+  t.same(rows, [{ subtitle: 'keep me' }], 'and so is its data')
+
+  t.equal(log.warn.length, 1, 'one warning for all destructive changes')
+  const [payload, message] = log.warn[0] as [unknown, string]
+  t.match(payload, { destructive: result.destructive })
+  t.match(message, /articles\.subtitle/)
+  t.match(message, /allowDestructive: true/)
+
+  const again = await sync(tdb.db, [article()])
+  t.same(again.destructive, result.destructive, 'reported again on every start until resolved')
+})
+
+t.test('a changed type is reported, not applied', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article({ views: { type: 'integer' } })])
+  await sql`insert into articles (document_id, views) values ('abc', 42)`.execute(tdb.db)
+
+  const log = recorder()
+  const result = await sync(tdb.db, [article({ views: { type: 'string' } })], apply, log.log)
+  t.same(result.statements, [])
+  t.same(result.destructive, [{
+    description: 'articles.views: type is integer in the database but varchar(255) in the model; converting may fail or lose data',
+    sql: 'alter table "articles" alter column "views" type varchar(255) using "views"::varchar(255)'
+  }])
+  t.equal((await columns(tdb.db, 'articles')).views.type, 'integer', 'still an integer column')
+  t.equal(log.warn.length, 1)
+})
+
+t.test('a longer maxLength widens the varchar without allowDestructive', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  await sql`insert into articles (document_id, title) values ('abc', 'Kept')`.execute(tdb.db)
+  const result = await sync(tdb.db, [article({ title: { type: 'string', maxLength: 500 } })])
+  t.same(result.statements, ['alter table "articles" alter column "title" type varchar(500) using "title"::varchar(500)'])
+  t.same(result.destructive, [])
+  const { rows } = await sql<{ n: number }>`
+    select character_maximum_length as n from information_schema.columns
+    where table_schema = current_schema() and table_name = 'articles' and column_name = 'title'`.execute(tdb.db)
+  t.equal(rows[0].n, 500)
+
+  const back = await sync(tdb.db, [article()])
+  t.equal(back.destructive.length, 1, 'narrowing it again is destructive (an older instance in a rolling deploy)')
+  t.same(back.statements, [])
+})
+
+t.test('allowDestructive: true applies the drop and the type change', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article({ subtitle: { type: 'string' }, views: { type: 'integer' } })])
+  await sql`insert into articles (document_id, subtitle, views) values ('abc', 'gone', 42)`.execute(tdb.db)
+
+  const log = recorder()
+  const result = await sync(tdb.db, [article({ views: { type: 'string' } })], destructive, log.log)
+  t.equal(result.destructive.length, 2)
+  t.equal(log.warn.length, 0, 'nothing is left to warn about')
+  const cols = await columns(tdb.db, 'articles')
+  t.notOk('subtitle' in cols, 'the column was dropped')
+  t.equal(cols.views.type, 'character varying')
+  const { rows } = await sql`select views from articles`.execute(tdb.db)
+  t.same(rows, [{ views: '42' }], 'values converted with the using clause')
+  t.same(await sync(tdb.db, [article({ views: { type: 'string' } })]), { statements: [], destructive: [], applied: true })
+})
+
+t.test('dryRun returns the SQL and creates nothing', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const log = recorder()
+  const plan = await sync(tdb.db, [article(), homepage], { mode: 'dryRun', allowDestructive: false }, log.log)
+  t.equal(plan.applied, false)
+  t.same(plan.statements, [
+    'create table "articles" ("id" serial primary key, "document_id" varchar(255) not null, "title" varchar(255), ' +
+      '"slug" varchar(255), "body" text, "created_at" timestamp(3) with time zone not null default now(), ' +
+      '"updated_at" timestamp(3) with time zone not null default now(), "published_at" timestamp(3) with time zone, ' +
+      '"locale" varchar(255))',
+    'create table "homepages" ("id" serial primary key, "document_id" varchar(255) not null, "heading" varchar(255), ' +
+      '"created_at" timestamp(3) with time zone not null default now(), ' +
+      '"updated_at" timestamp(3) with time zone not null default now(), "published_at" timestamp(3) with time zone)',
+    'create table "components_shared_seos" ("id" serial primary key, "meta_title" varchar(255), "meta_description" text)',
+    'create index "articles_document_id_locale_published_at_idx" on "articles" ("document_id", "locale", "published_at")',
+    'create index "articles_slug_idx" on "articles" ("slug")',
+    'create index "homepages_document_id_published_at_idx" on "homepages" ("document_id", "published_at")'
+  ])
+  t.same(await tables(tdb.db), [], 'nothing was created')
+  t.equal(log.info.length, 1, 'the plan is logged')
+
+  // The plan is exactly what apply runs.
+  const applied = await sync(tdb.db, [article(), homepage])
+  t.same(applied.statements, plan.statements)
+})
+
+t.test('dryRun lists destructive changes without running them', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article({ subtitle: { type: 'string' } })])
+  const plan = await sync(tdb.db, [article()], { mode: 'dryRun', allowDestructive: true })
+  t.same(plan.destructive.map((d) => d.sql), ['alter table "articles" drop column "subtitle"'])
+  t.ok('subtitle' in await columns(tdb.db, 'articles'), 'dryRun never applies, even with allowDestructive')
+})
+
+t.test('off does nothing and never touches the database', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const closed = tdb.connectAgain()
+  await closed.destroy()
+  const log = recorder()
+  const result = await sync(closed, [article()], { mode: 'off', allowDestructive: true }, log.log)
+  t.same(result, { statements: [], destructive: [], applied: false })
+  t.same(await tables(tdb.db), [])
+  t.same([log.info, log.warn], [[], []])
+})
+
+t.test('tables no model describes are left alone and not reported', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sql`create table app_sessions (token text primary key, data jsonb)`.execute(tdb.db)
+  await sql`insert into app_sessions values ('x', '{}')`.execute(tdb.db)
+  const result = await sync(tdb.db, [article()], destructive)
+  t.same(result.destructive, [])
+  t.notMatch(result.statements.join('\n'), /app_sessions/)
+  t.same(Object.keys(await columns(tdb.db, 'app_sessions')), ['token', 'data'])
+  const { rows } = await sql`select token from app_sessions`.execute(tdb.db)
+  t.same(rows, [{ token: 'x' }])
+})
+
+t.test('only the current schema counts: tables of another schema are invisible', async (t) => {
+  const one = await createTestDatabase()
+  const two = await createTestDatabase()
+  t.teardown(async () => { await one.drop(); await two.drop() })
+  await sync(one.db, [article()])
+  const result = await sync(two.db, [article()])
+  t.match(result.statements[0], /^create table "articles"/)
+  t.same(await tables(two.db), ['articles', 'components_shared_seos'])
+})
+
+t.test('two instances syncing at once both succeed and create the tables once', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const models = [everyType, article(), homepage]
+  const [a, b] = await Promise.all([sync(tdb.connectAgain(), models), sync(tdb.connectAgain(), models)])
+  const planned = [a.statements.length, b.statements.length].sort((x, y) => x - y)
+  t.equal(planned[0], 0, 'the instance that waited planned nothing')
+  t.ok(planned[1] > 0, 'the other created everything')
+  t.same(await tables(tdb.db), ['articles', 'components_shared_seos', 'homepages', 'kitchen_sinks'])
+})
+
+t.test('sync waits for whoever holds the schema lock', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => { locked = resolve })
+  const holder = tdb.connectAgain().transaction().execute(async (trx) => {
+    await lockSchema(trx)
+    locked()
+    await released
+    // Created while the lock is held: the waiting sync must see it once it gets the lock.
+    await sql`create table homepages (id serial primary key)`.execute(trx)
+  })
+  await isLocked
+
+  let done = false
+  const waiting = sync(tdb.connectAgain(), [homepage]).then((result) => { done = true; return result })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(done, false, 'still waiting while the lock is held')
+  release()
+  await holder
+  const result = await waiting
+  t.notMatch(result.statements.join('\n'), /create table "homepages"/, 'it introspected after the lock was released')
+  t.ok(result.statements.includes('alter table "homepages" add column "document_id" varchar(255)'))
+})
+
+// PGlite has one session for every schema, so only PostgreSQL can show that schemas do not wait for each other.
+t.test('an instance in another schema does not wait for the lock', { skip: dialectName !== 'postgres' && 'needs PostgreSQL' }, async (t) => {
+  const one = await createTestDatabase()
+  const two = await createTestDatabase()
+  t.teardown(async () => { await one.drop(); await two.drop() })
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => { locked = resolve })
+  const holder = one.db.transaction().execute(async (trx) => { await lockSchema(trx); locked(); await released })
+  await isLocked
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const result = await Promise.race([
+      sync(two.db, [homepage]),
+      new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), 5000) })
+    ])
+    t.not(result, 'timeout', 'sync in the other schema finished while the first schema was locked')
+  } finally {
+    clearTimeout(timer)
+    release()
+    await holder
+  }
+})
+
+t.test('the lock key is stable and differs per schema', async (t) => {
+  t.equal(schemaLockKey('public'), schemaLockKey('public'))
+  t.not(schemaLockKey('public'), schemaLockKey('tenant_a'))
+  t.equal(typeof schemaLockKey('public'), 'bigint')
+})
+
+t.test('a failing statement rolls the whole plan back', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  // An index of that name on another table makes the last statement of the plan fail.
+  await sql`create table other (slug text)`.execute(tdb.db)
+  await sql`create index articles_slug_idx on other (slug)`.execute(tdb.db)
+  await t.rejects(sync(tdb.db, [article()]), { name: 'SchemaSyncError', message: /articles_slug_idx.*Nothing was changed/ })
+  t.same(await tables(tdb.db), ['other'], 'the tables created before the failure were rolled back')
+})
