@@ -134,7 +134,7 @@ export class UnknownContentTypeError extends Error {
   constructor (uid: string) { super(`Unknown content type "${uid}"`) }
 }
 
-/** Thrown when schema sync finds a difference it will not apply by itself (see docs/schema-sync.md). */
+/** Thrown when schema sync cannot apply its plan; nothing is applied (see docs/schema-sync.md). */
 export class SchemaSyncError extends Error {
   override readonly name = 'SchemaSyncError'
   readonly code = 'FCA_ERR_SCHEMA_SYNC'
