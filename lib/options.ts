@@ -95,22 +95,28 @@ function checkDb (db: unknown): string[] {
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, ...options }
-  const problems = [...Value.Errors(OptionsSchema, input)]
+  // Defaults first, so a key left out is filled in rather than reported missing.
+  const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
+  const problems = [...Value.Errors(OptionsSchema, resolved)]
     .filter((e) => e.keyword !== 'boolean')
     .map((e) => e.keyword === 'additionalProperties'
       ? describe(e.instancePath, `unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`)
       : describe(e.instancePath, e.message))
   problems.push(...checkDb(input.db))
+  if (problems.length === 0) {
+    if (resolved.rest.defaultLimit > resolved.rest.maxLimit) problems.push('rest.defaultLimit must not be greater than rest.maxLimit')
+    if (!resolved.i18n.locales.includes(resolved.i18n.defaultLocale)) problems.push(`i18n.defaultLocale "${resolved.i18n.defaultLocale}" is not one of i18n.locales`)
+  }
   if (problems.length > 0) throw new ConfigurationError(problems)
-  const resolved = Value.Default(OptionsSchema, structuredCloneShallow(input)) as ResolvedOptions
-  const semantic: string[] = []
-  if (resolved.rest.defaultLimit > resolved.rest.maxLimit) semantic.push('rest.defaultLimit must not be greater than rest.maxLimit')
-  if (!resolved.i18n.locales.includes(resolved.i18n.defaultLocale)) semantic.push(`i18n.defaultLocale "${resolved.i18n.defaultLocale}" is not one of i18n.locales`)
-  if (semantic.length > 0) throw new ConfigurationError(semantic)
   return resolved
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
-function structuredCloneShallow (input: ContentApiOptions & { rest: object, schemaSync: object, i18n: object, query: object }): object {
-  return { ...input, rest: { ...input.rest }, schemaSync: { ...input.schemaSync }, i18n: { ...input.i18n }, query: { ...input.query } }
+function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...input }
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query']) {
+    const value = input[key]
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
+  }
+  return copy
 }

@@ -9,8 +9,7 @@ import { RELATION_KINDS, SCALAR_TYPES } from './types.js'
 export const RESERVED_ATTRIBUTE_NAMES = new Set([
   'id', 'documentId', 'document_id', 'createdAt', 'created_at', 'updatedAt', 'updated_at',
   'publishedAt', 'published_at', 'createdBy', 'created_by', 'updatedBy', 'updated_by',
-  'locale', 'localizations', '__component', '__type', '__typename', '__contentType',
-  'meta', 'data', 'attributes'
+  'locale', 'localizations', '__component', '__type', '__typename', '__contentType'
 ])
 
 const KNOWN_TYPES = new Set<string>([...SCALAR_TYPES, 'relation', 'media', 'component', 'dynamiczone'])
