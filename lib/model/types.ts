@@ -28,6 +28,11 @@ interface AttributeBase {
   private?: boolean
   /** `false` makes the attribute read-only for the content API. */
   writable?: boolean
+  /**
+   * Create a btree index on the column (not a Strapi option): for attributes your clients filter
+   * or sort on often, e.g. `filters[views][$gt]=500` or `sort=title:desc`.
+   */
+  index?: boolean
   configurable?: boolean
   pluginOptions?: I18nPluginOptions
 }

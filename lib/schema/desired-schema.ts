@@ -63,7 +63,8 @@ function documentIndex (ct: ContentType): IndexSpec {
 }
 
 /**
- * A plain btree index per `unique: true` attribute, never a UNIQUE constraint: like Strapi, this
+ * A plain btree index per uid, `unique: true` or `index: true` attribute. Unique attributes never get
+ * a UNIQUE constraint: like Strapi, this
  * library enforces uniqueness per locale and per publication state (a document's draft row and
  * published row carry the same slug, and two locales may share one), which a column-wide UNIQUE
  * constraint would forbid. The application checks uniqueness before writing; the index keeps
@@ -72,7 +73,9 @@ function documentIndex (ct: ContentType): IndexSpec {
 function attributeIndexes (ct: ContentType): IndexSpec[] {
   const indexes: IndexSpec[] = []
   for (const field of ct.fields.values()) {
-    if (field.system || field.attribute?.unique !== true) continue
+    // uids are always unique in Strapi, declared so or not.
+    const checked = field.type === 'uid' || field.attribute?.unique === true || field.attribute?.index === true
+    if (field.system || !checked) continue
     indexes.push({ name: indexName(ct.tableName, [field.column], 'idx'), columns: [field.column] })
   }
   return indexes

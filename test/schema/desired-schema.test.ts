@@ -105,3 +105,16 @@ t.test('the specs create tables whose catalog types are exactly the mapped types
   t.same(current.get('articles')?.indexes.get('articles_document_id_locale_published_at_idx')?.columns,
     ['document_id', 'locale', 'published_at'])
 })
+
+t.test('`index: true` adds a plain btree index on the attribute column', async (t) => {
+  const indexed = createRegistry([{
+    kind: 'collectionType',
+    info: { singularName: 'post', pluralName: 'posts' },
+    attributes: { views: { type: 'integer', index: true }, title: { type: 'string' } }
+  }])
+  const spec = desiredSchema(indexed).find((s) => s.name === 'posts')!
+  t.same(spec.indexes.map((i) => ({ columns: i.columns, unique: i.unique ?? false })), [
+    { columns: ['document_id', 'published_at'], unique: false },
+    { columns: ['views'], unique: false }
+  ])
+})
