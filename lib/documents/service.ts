@@ -228,17 +228,36 @@ export class DocumentService {
     return row
   }
 
-  /** Replaces the published version with a copy of the draft, as Strapi v5 publishes. */
+  /**
+   * Publishes the draft: the published row takes the draft's values. Unlike Strapi, which deletes
+   * the published row and inserts a new one, the row is updated in place when it exists, so its
+   * id, and every relation other documents hold to it, survive republishing.
+   *
+   * ```sql
+   * update "articles" as p set "title" = d."title", ..., "published_at" = $1
+   * from "articles" as d
+   * where p.document_id = $2 and p.published_at is not null and d.document_id = $2 and d.published_at is null
+   * ```
+   */
   async #publish (trx: Transaction<any>, documentId: string, locale: string | null, now: string): Promise<void> {
-    const sameDocument = (q: any): any => {
-      let query = q.where('document_id', '=', documentId)
-      if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
-      return query
+    const copied = [...this.model.fields.values()]
+      .filter((f) => !['id', 'documentId', 'locale', 'publishedAt'].includes(f.name))
+      .map((f) => f.column)
+    const version = (alias: string, published: boolean) => (eb: any) => {
+      const conditions = [eb(`${alias}.document_id`, '=', documentId), eb(`${alias}.published_at`, published ? 'is not' : 'is', null)]
+      if (this.model.localized && locale !== null) conditions.push(eb(`${alias}.locale`, '=', locale))
+      return eb.and(conditions)
     }
-    await sameDocument(trx.deleteFrom(this.model.tableName).where('published_at', 'is not', null)).execute()
-    const columns = [...this.model.fields.values()].filter((f) => f.name !== 'id' && f.name !== 'publishedAt').map((f) => f.column)
-    const draft = sameDocument(trx.selectFrom(this.model.tableName).where('published_at', 'is', null))
-      .select([...columns.map((c) => sql.ref(c).as(c)), sql`${now}::timestamptz`.as('published_at')])
+    const updated = await trx.updateTable(`${this.model.tableName} as p`)
+      .from(`${this.model.tableName} as d`)
+      .set(Object.fromEntries([...copied.map((c) => [c, sql.ref(`d.${c}`)]), ['published_at', now]]))
+      .where(version('p', true))
+      .where(version('d', false))
+      .executeTakeFirst()
+    if (Number(updated.numUpdatedRows) > 0) return
+    const columns = [...copied, 'document_id', ...(this.model.localized ? ['locale'] : [])]
+    const draft = trx.selectFrom(`${this.model.tableName} as d`).where(version('d', false))
+      .select([...columns.map((c) => sql.ref(`d.${c}`).as(c)), sql`${now}::timestamptz`.as('published_at')])
     await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
   }
 

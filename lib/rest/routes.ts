@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
-import type { AccessControl, ContentAction } from '../auth/access.js'
+import type { AccessControl, AccessRequest, ContentAction } from '../auth/access.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType } from '../model/registry.js'
@@ -10,6 +10,13 @@ import {
   DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
   inputSchema, listResponseSchema, singleResponseSchema
 } from './schemas.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The content type and action a content-API route serves, read by the access check. */
+    contentApi?: AccessRequest
+  }
+}
 
 /** Route schemas carry OpenAPI keys that @fastify/swagger reads when the application registers it. */
 type DocumentedSchema = FastifySchema & { tags?: string[], summary?: string, hide?: boolean }
@@ -53,8 +60,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const tags = [model.displayName]
   const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
   const guard = async (request: FastifyRequest): Promise<void> => {
-    const { contentApi } = request.routeOptions.config as unknown as ReturnType<typeof action>
-    await ctx.access.check(request, contentApi)
+    await ctx.access.check(request, request.routeOptions.config.contentApi!)
   }
 
   const routes: Array<{ url: string, methods: HTTPMethods[] }> = []
