@@ -1,5 +1,7 @@
 import { columnName, snakeCase, identifier } from '../db/naming.js'
 import { ConfigurationError } from '../errors.js'
+import { buildAssociations, type Association, type ModelNames } from './associations.js'
+import { BUILT_IN_CONTENT_TYPES, isApiContentType } from './built-ins.js'
 import { validateSchemas } from './validate-models.js'
 import type {
   Attribute, ComponentSchema, ContentTypeSchema, ScalarAttribute, ScalarType
@@ -40,8 +42,10 @@ export interface ContentType {
   readonly fields: ReadonlyMap<string, Field>
   /** Fields returned when a request names none: readable scalars and system fields. */
   readonly defaultFields: readonly Field[]
-  /** Attributes a client may write (scalars for now; relations and components join them later). */
+  /** Scalar attributes a client may write. */
   readonly writableFields: ReadonlyMap<string, Field>
+  /** Relations, media, components and dynamic zones, by attribute name. */
+  readonly associations: ReadonlyMap<string, Association>
 }
 
 export interface Component {
@@ -54,6 +58,7 @@ export interface Component {
   readonly fields: ReadonlyMap<string, Field>
   readonly defaultFields: readonly Field[]
   readonly writableFields: ReadonlyMap<string, Field>
+  readonly associations: ReadonlyMap<string, Association>
 }
 
 export interface Registry {
@@ -96,7 +101,7 @@ function freeze<T extends object> (value: T): T {
   return Object.freeze(value)
 }
 
-function buildContentType (uid: string, schema: ContentTypeSchema): ContentType {
+function buildContentType (uid: string, schema: ContentTypeSchema, names: ReadonlyMap<string, ModelNames>): ContentType {
   const localized = schema.pluginOptions?.i18n?.localized === true
   const own = attributeFields(schema.attributes)
   const all: Field[] = [
@@ -115,32 +120,54 @@ function buildContentType (uid: string, schema: ContentTypeSchema): ContentType 
     singularName: schema.info.singularName,
     pluralName: schema.info.pluralName,
     displayName: schema.info.displayName ?? schema.info.name ?? schema.info.singularName,
-    tableName: identifier(schema.collectionName ?? snakeCase(schema.info.pluralName)),
+    tableName: names.get(uid)!.tableName,
     draftAndPublish: schema.options?.draftAndPublish === true,
     localized,
     schema,
     attributes: freeze({ ...schema.attributes }),
     fields: new Map(all.map((f) => [f.name, f])),
     defaultFields: freeze(all.filter((f) => !f.hidden)),
-    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f]))
+    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f])),
+    associations: buildAssociations(names.get(uid)!, names)
   })
 }
 
-function buildComponent (uid: string, schema: ComponentSchema): Component {
-  const [category, name] = uid.split('.')
+function buildComponent (uid: string, schema: ComponentSchema, names: ReadonlyMap<string, ModelNames>): Component {
+  const [category] = uid.split('.')
   const own = attributeFields(schema.attributes)
   const all = [systemField('id', 'id', 'integer'), ...own]
+  const self = names.get(uid)!
   return freeze({
     modelType: 'component',
     uid,
     category,
-    tableName: identifier(schema.collectionName ?? `components_${snakeCase(category)}_${snakeCase(name)}s`),
+    tableName: self.tableName,
     schema,
     attributes: freeze({ ...schema.attributes }),
     fields: new Map(all.map((f) => [f.name, f])),
     defaultFields: freeze(all.filter((f) => !f.hidden)),
-    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f]))
+    writableFields: new Map(own.filter((f) => f.writable).map((f) => [f.name, f])),
+    associations: buildAssociations(self, names)
   })
+}
+
+function contentTypeNames (uid: string, schema: ContentTypeSchema): ModelNames {
+  return {
+    uid,
+    tableName: identifier(schema.collectionName ?? snakeCase(schema.info.pluralName)),
+    singularName: schema.info.singularName,
+    attributes: schema.attributes
+  }
+}
+
+function componentNames (uid: string, schema: ComponentSchema): ModelNames {
+  const [category, name] = uid.split('.')
+  return {
+    uid,
+    tableName: identifier(schema.collectionName ?? `components_${snakeCase(category)}_${snakeCase(name)}s`),
+    singularName: `${category}_${name}`,
+    attributes: schema.attributes
+  }
 }
 
 /** `api::<singularName>.<singularName>`, Strapi's uid for an application content type. */
@@ -159,15 +186,24 @@ export function createRegistry (
   const problems = validateSchemas(models, components)
   if (problems.length > 0) throw new ConfigurationError(problems, 'content-type models')
 
+  // Names first: a relation needs its target's table before either model is built.
+  const schemas = [...BUILT_IN_CONTENT_TYPES, ...models]
+  const names = new Map<string, ModelNames>()
+  for (const schema of schemas) {
+    const uid = schema.uid ?? defaultUid(schema)
+    names.set(uid, contentTypeNames(uid, schema))
+  }
+  for (const [uid, schema] of Object.entries(components)) names.set(uid, componentNames(uid, schema))
+
   const contentTypes = new Map<string, ContentType>()
   const routes = new Map<string, ContentType>()
-  for (const schema of models) {
-    const ct = buildContentType(schema.uid ?? defaultUid(schema), schema)
+  for (const schema of schemas) {
+    const ct = buildContentType(schema.uid ?? defaultUid(schema), schema, names)
     contentTypes.set(ct.uid, ct)
-    routes.set(ct.kind === 'singleType' ? ct.singularName : ct.pluralName, ct)
+    if (isApiContentType(ct.uid)) routes.set(ct.kind === 'singleType' ? ct.singularName : ct.pluralName, ct)
   }
   const componentMap = new Map<string, Component>()
-  for (const [uid, schema] of Object.entries(components)) componentMap.set(uid, buildComponent(uid, schema))
+  for (const [uid, schema] of Object.entries(components)) componentMap.set(uid, buildComponent(uid, schema, names))
 
   return freeze({
     contentTypes,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import qs from 'qs'
 import { NotFoundError } from '../errors.js'
+import { isApiContentType } from '../model/built-ins.js'
 import type { Registry } from '../model/registry.js'
 import { QS_OPTIONS } from '../query/querystring.js'
 import { errorHandler } from './error-handler.js'
@@ -38,5 +39,7 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
     return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
   })
 
-  for (const model of options.registry.contentTypes.values()) registerContentTypeRoutes(app, model, options)
+  for (const model of options.registry.contentTypes.values()) {
+    if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, options)
+  }
 }

@@ -1,5 +1,6 @@
-import { indexName } from '../db/naming.js'
+import { identifier, indexName } from '../db/naming.js'
 import { ConfigurationError } from '../errors.js'
+import { FILE_UID, MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { columnType } from './column-types.js'
 
@@ -119,6 +120,89 @@ export function componentTable (component: Component): TableSpec {
   }
 }
 
+const idColumn: ColumnSpec = { name: 'id', type: 'serial', nullable: false, primaryKey: true }
+const column = (name: string, type: string): ColumnSpec => ({ name, type, nullable: true })
+
+/**
+ * One link table per owning relation attribute (see `LinkSpec` in lib/model/associations.ts).
+ * A unique index on (source, target) makes connecting the same document twice impossible.
+ *
+ * @example
+ * // create table "articles_authors_lnk" ("id" serial primary key, "article_id" integer,
+ * //   "author_id" integer, "author_ord" double precision, "article_ord" double precision)
+ * // foreign keys on both ids (on delete cascade), indexes on each id and unique (article_id, author_id)
+ */
+function linkTables (registry: Registry): TableSpec[] {
+  const tables: TableSpec[] = []
+  for (const model of registry.contentTypes.values()) {
+    for (const association of model.associations.values()) {
+      if (association.kind !== 'relation' || !association.owner) continue
+      const target = registry.get(association.target)
+      if (target === undefined) continue
+      const { table, owner } = association.link
+      tables.push({
+        name: table,
+        columns: [idColumn, column(owner.sourceColumn, 'integer'), column(owner.targetColumn, 'integer'),
+          column(owner.orderColumn, 'double precision'), column(owner.inverseOrderColumn, 'double precision')],
+        indexes: [
+          { name: indexName(table, [owner.sourceColumn], 'idx'), columns: [owner.sourceColumn] },
+          { name: indexName(table, [owner.targetColumn], 'idx'), columns: [owner.targetColumn] },
+          { name: indexName(table, [owner.sourceColumn, owner.targetColumn], 'unique'), columns: [owner.sourceColumn, owner.targetColumn], unique: true }
+        ],
+        foreignKeys: [
+          { name: identifier(`${table}_${owner.sourceColumn}_fk`), columns: [owner.sourceColumn], references: { table: model.tableName, columns: ['id'] }, onDelete: 'cascade' },
+          { name: identifier(`${table}_${owner.targetColumn}_fk`), columns: [owner.targetColumn], references: { table: target.tableName, columns: ['id'] }, onDelete: 'cascade' }
+        ]
+      })
+    }
+  }
+  return tables
+}
+
+/**
+ * `<owner>_cmps`: which component rows belong to which owner row, under which attribute, in which
+ * order. Components and dynamic zones of one owner share it; `component_type` tells the table.
+ */
+function componentJoinTables (registry: Registry): TableSpec[] {
+  const owners = [...registry.contentTypes.values(), ...registry.components.values()]
+  const tables: TableSpec[] = []
+  for (const owner of owners) {
+    const slot = [...owner.associations.values()].find((a) => a.kind === 'component' || a.kind === 'dynamiczone')
+    if (slot === undefined || (slot.kind !== 'component' && slot.kind !== 'dynamiczone')) continue
+    const table = slot.joinTable
+    tables.push({
+      name: table,
+      columns: [idColumn, column('entity_id', 'integer'), column('cmp_id', 'integer'),
+        column('component_type', 'varchar(255)'), column('field', 'varchar(255)'), column('order', 'double precision')],
+      indexes: [
+        { name: indexName(table, ['entity_id'], 'idx'), columns: ['entity_id'] },
+        { name: indexName(table, ['component_type', 'cmp_id'], 'idx'), columns: ['component_type', 'cmp_id'] }
+      ],
+      foreignKeys: [
+        { name: identifier(`${table}_entity_fk`), columns: ['entity_id'], references: { table: owner.tableName, columns: ['id'] }, onDelete: 'cascade' }
+      ]
+    })
+  }
+  return tables
+}
+
+/** Media attributes of every model link to files through one polymorphic table, as in Strapi. */
+function mediaLinkTable (registry: Registry): TableSpec {
+  const files = registry.get(FILE_UID)!
+  return {
+    name: MEDIA_LINK_TABLE,
+    columns: [idColumn, column('file_id', 'integer'), column('related_id', 'integer'),
+      column('related_type', 'varchar(255)'), column('field', 'varchar(255)'), column('order', 'double precision')],
+    indexes: [
+      { name: indexName(MEDIA_LINK_TABLE, ['file_id'], 'idx'), columns: ['file_id'] },
+      { name: indexName(MEDIA_LINK_TABLE, ['related_id', 'related_type', 'field'], 'idx'), columns: ['related_id', 'related_type', 'field'] }
+    ],
+    foreignKeys: [
+      { name: identifier(`${MEDIA_LINK_TABLE}_file_fk`), columns: ['file_id'], references: { table: files.tableName, columns: ['id'] }, onDelete: 'cascade' }
+    ]
+  }
+}
+
 /**
  * Tables and indexes share one namespace per schema in PostgreSQL, and model validation only
  * compares content-type tables with each other; a component table or an index name (shortened
@@ -140,14 +224,18 @@ function checkNames (tables: readonly TableSpec[]): void {
 }
 
 /**
- * What the models need: one table per content type, then one per component, in registry order
- * (the order `create table` statements are planned in). Throws a `ConfigurationError` when two
+ * What the models need: one table per content type (the built-in file type first), one per
+ * component, then the link tables of relations, the component join tables and the media link
+ * table, in that order (the order `create table` statements are planned in). Throws a `ConfigurationError` when two
  * tables or indexes would get the same name.
  */
 export function desiredSchema (registry: Registry): TableSpec[] {
   const tables = [
     ...[...registry.contentTypes.values()].map(contentTypeTable),
-    ...[...registry.components.values()].map(componentTable)
+    ...[...registry.components.values()].map(componentTable),
+    ...linkTables(registry),
+    ...componentJoinTables(registry),
+    mediaLinkTable(registry)
   ]
   checkNames(tables)
   return tables

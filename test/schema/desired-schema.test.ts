@@ -17,8 +17,8 @@ const byName = (name: string): TableSpec => {
 }
 const columnsOf = (spec: TableSpec): Record<string, string> => Object.fromEntries(spec.columns.map((c) => [c.name, c.type]))
 
-t.test('one table per content type, then one per component', async (t) => {
-  t.same(specs.map((s) => s.name), ['kitchen_sinks', 'articles', 'homepages', 'components_shared_seos'])
+t.test('one table per content type (the built-in file type first), one per component, then link tables', async (t) => {
+  t.same(specs.map((s) => s.name), ['files', 'kitchen_sinks', 'articles', 'homepages', 'components_shared_seos', 'files_related_mph'])
 })
 
 t.test('every scalar type maps to its PostgreSQL type, in model order between the system columns', async (t) => {
