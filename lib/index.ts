@@ -49,7 +49,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     throw err
   }
 
-  const context = { db: handle.db, limits: options.rest, i18n: options.i18n, compile: options.query }
+  const context = { db: handle.db, registry, limits: options.rest, i18n: options.i18n, compile: options.query }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {

@@ -3,6 +3,8 @@ import type { ContentType, Field } from '../model/registry.js'
 import type { Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
 import { compileFilter, type FilterCompileOptions } from './filters.js'
+import type { PopulateTree } from '../query/populate.js'
+import { createPopulateContext, populateExpression } from './populate.js'
 import { projection } from './projection.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 
@@ -10,6 +12,7 @@ export interface FindSpec extends DocumentScope {
   fields: readonly Field[] | null
   filters: FilterNode | null
   sort: readonly SortTerm[]
+  populate: PopulateTree
 }
 
 /** Compiler settings that come from the plugin's options, not from the request. */
@@ -50,8 +53,13 @@ function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, sort: r
   return q.orderBy(sql.ref(`${ROOT}.id`), sort.length > 0 ? sort[sort.length - 1].direction : 'asc') as Q
 }
 
-function selected (model: ContentType, fields: readonly Field[] | null): readonly Field[] {
-  return fields ?? model.defaultFields
+/** The select list of a document: its fields, then one JSON sub-select per populated attribute. */
+function documentColumns (model: ContentType, spec: FindSpec, options: CompileOptions) {
+  const ctx = createPopulateContext(spec.status, options)
+  return [
+    ...projection(spec.fields ?? model.defaultFields, ROOT),
+    ...[...spec.populate].map(([name, node]) => populateExpression(node, ROOT, model, ctx).as(name))
+  ]
 }
 
 /**
@@ -71,7 +79,7 @@ function selected (model: ContentType, fields: readonly Field[] | null): readonl
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
   const { start, limit, withCount } = spec.pagination
-  const page = ordered(scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+  const page = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec.sort)
     .limit(limit)
     .offset(start)
   const data = sql<string>`(select ${JSON_ARRAY('"page"')} from "page")`.as('data')
@@ -91,7 +99,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
  * ```
  */
 export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions) {
-  let rows = ordered(scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT)), spec.sort)
+  let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec.sort)
   if (spec.limit !== undefined) rows = rows.limit(spec.limit)
   if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
   return db.selectFrom(rows.as('r')).select(sql<string>`${JSON_ARRAY('r')}`.as('data'))
@@ -105,7 +113,7 @@ export function compileFindMany (db: Kysely<any>, model: ContentType, spec: Find
  * ```
  */
 export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions) {
-  let rows = scopedRows(db, model, spec, options).select(projection(selected(model, spec.fields), ROOT))
+  let rows = scopedRows(db, model, spec, options).select(documentColumns(model, spec, options))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
   rows = ordered(rows, spec.sort).limit(1)
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data'))

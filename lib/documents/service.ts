@@ -1,12 +1,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { NotFoundError, ValidationError } from '../errors.js'
-import type { ContentType, Field } from '../model/registry.js'
+import type { ContentType, Field, Registry } from '../model/registry.js'
 import { compileCount, compileFindMany, compileFindOne, compileFindPage, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
   paginationMeta, parseLocale, parseQuery, parseStatus,
   type LocaleSettings, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
 } from '../query/index.js'
 import { parseFields } from '../query/fields.js'
+import { parsePopulate, type PopulateTree } from '../query/populate.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
 import { enforceUnique, generateUids } from './unique.js'
@@ -35,11 +36,14 @@ export interface WriteParams {
   data: Record<string, unknown>
   status?: Status
   locale?: string
+  /** What the returned document shows, as in reads. */
   fields?: string | string[]
+  populate?: unknown
 }
 
 export interface ServiceContext {
   db: Kysely<any>
+  registry: Registry
   limits: PaginationLimits
   i18n: LocaleSettings
   compile: CompileOptions
@@ -86,7 +90,7 @@ export class DocumentService {
   #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
     return parseQuery(this.model, { ...params, pagination } as RawQuery, {
-      limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales
+      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales
     })
   }
 
@@ -121,14 +125,14 @@ export class DocumentService {
    * rendered by PostgreSQL and never parsed in Node. `query` is the request's qs-parsed query.
    */
   async findPageJson (query: RawQuery): Promise<JsonPage> {
-    const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true })
+    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true })
     const row = await compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
     return { json: row.data, pagination: paginationMeta(tree.pagination, row.total) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
   async findOneJson (documentId: string | null, query: RawQuery): Promise<string | null> {
-    const tree = parseQuery(this.model, query, { limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false })
+    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false })
     const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).executeTakeFirst()
     return row?.data ?? null
   }
@@ -139,6 +143,7 @@ export class DocumentService {
    * returned.
    */
   async create (params: WriteParams): Promise<Document> {
+    const shape = this.#shape(params)
     const data = plainData(params.data)
     const generated = generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial: false })
@@ -156,7 +161,7 @@ export class DocumentService {
         ? [{ ...base, published_at: null }, ...(status === 'published' ? [{ ...base, published_at: now }] : [])]
         : [{ ...base, published_at: now }]
       await trx.insertInto(this.model.tableName).values(rows).execute()
-      return await this.#reread(trx, documentId, status, locale, params.fields)
+      return await this.#reread(trx, documentId, status, locale, shape)
     })
   }
 
@@ -166,6 +171,7 @@ export class DocumentService {
    * Returns null when no such document exists.
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
+    const shape = this.#shape(params)
     const input = validateInput(this.model, plainData(params.data), { partial: true })
     rejectDeferred(input.deferred)
     const { status, locale } = this.#scope(params, false)
@@ -183,7 +189,7 @@ export class DocumentService {
       if (updated.length === 0) return null
       await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
       if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
-      return await this.#reread(trx, documentId, status, locale, params.fields)
+      return await this.#reread(trx, documentId, status, locale, shape)
     })
   }
 
@@ -261,11 +267,16 @@ export class DocumentService {
     await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
   }
 
-  async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, fields: unknown): Promise<Document> {
+  /** The response shape of a write, validated before anything is written. */
+  #shape (params: WriteParams): { fields: Field[] | null, populate: PopulateTree } {
+    return { fields: parseFields(this.model, params.fields), populate: parsePopulate(this.#ctx.registry, this.model, params.populate) }
+  }
+
+  async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, shape: { fields: Field[] | null, populate: PopulateTree }): Promise<Document> {
     const spec: FindSpec = {
       status: this.model.draftAndPublish ? status : 'published',
       locale,
-      fields: parseFields(this.model, fields),
+      ...shape,
       filters: null,
       sort: []
     }

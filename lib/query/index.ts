@@ -1,14 +1,16 @@
 import { ValidationError } from '../errors.js'
-import type { ContentType, Field } from '../model/registry.js'
+import type { ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields } from './fields.js'
 import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
 import { parsePagination, type Pagination, type PaginationLimits } from './pagination.js'
 import { parseSort, type SortTerm } from './sort.js'
+import { parsePopulate, type PopulateTree } from './populate.js'
 import type { RawQuery } from './querystring.js'
 
 export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
 export type { SortTerm } from './sort.js'
 export type { FilterNode, ComparisonOperator } from './filters.js'
+export type { PopulateTree, PopulateNode } from './populate.js'
 export type { RawQuery } from './querystring.js'
 export { paginationMeta } from './pagination.js'
 export { parseQueryString } from './querystring.js'
@@ -28,6 +30,7 @@ export interface QueryTree {
   fields: Field[] | null
   filters: FilterNode | null
   sort: SortTerm[]
+  populate: PopulateTree
   pagination: Pagination
   status: Status
   /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
@@ -55,6 +58,7 @@ export function parseLocale (model: ContentType, raw: unknown, settings: LocaleS
 }
 
 export interface ParseOptions {
+  registry: Registry
   limits: PaginationLimits
   i18n: LocaleSettings
   /** Lists accept `locale=*`; single-document reads take the locale literally. */
@@ -75,6 +79,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     fields: parseFields(model, raw.fields),
     filters,
     sort: parseSort(model, raw.sort),
+    populate: parsePopulate(options.registry, model, raw.populate),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),
     locale

@@ -40,8 +40,8 @@ function payload (body: unknown): Record<string, unknown> {
   return data as Record<string, unknown>
 }
 
-function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any } {
-  return { status: query.status, locale: query.locale, fields: query.fields }
+function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any, populate?: unknown } {
+  return { status: query.status, locale: query.locale, fields: query.fields, populate: query.populate }
 }
 
 export interface RouteContext {

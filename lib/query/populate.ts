@@ -1,0 +1,183 @@
+import { ValidationError } from '../errors.js'
+import type { Association } from '../model/associations.js'
+import { FILE_UID } from '../model/associations.js'
+import type { Component, ContentType, Field, Registry } from '../model/registry.js'
+import { parseFields, splitList } from './fields.js'
+import { parseFilters, type FilterNode } from './filters.js'
+import { parseSort, type SortTerm } from './sort.js'
+
+/** What to render for one populated attribute; targets are registry models, never client names. */
+export interface PopulateSelection {
+  fields: Field[] | null
+  filters: FilterNode | null
+  sort: SortTerm[]
+  populate: PopulateTree
+  /** Per-parent window, applied to each parent's related rows separately (Strapi applies it to all). */
+  start: number | null
+  limit: number | null
+}
+
+export type PopulateNode =
+  | ({ kind: 'relation', association: Association & { kind: 'relation' }, target: ContentType, count: boolean } & PopulateSelection)
+  | ({ kind: 'media', association: Association & { kind: 'media' }, target: ContentType, count: boolean } & PopulateSelection)
+  | ({ kind: 'component', association: Association & { kind: 'component' }, target: Component } & PopulateSelection)
+  | { kind: 'dynamiczone', association: Association & { kind: 'dynamiczone' }, components: Map<string, { target: Component } & PopulateSelection> }
+
+/** Populated attributes by name, in request order. */
+export type PopulateTree = Map<string, PopulateNode>
+
+type Model = ContentType | Component
+const SELECTION_KEYS = new Set(['fields', 'filters', 'sort', 'populate', 'count', 'on', 'start', 'limit', 'page', 'pageSize'])
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function invalidKey (key: string, path: string): ValidationError {
+  return ValidationError.invalidKey(key, { key, path, source: 'query', param: 'populate' })
+}
+
+/** Strapi's boolean spellings for `populate[x]=true` and `count`. */
+function flag (value: unknown): boolean | null {
+  if (value === true || value === 'true' || value === 't' || value === '1' || value === 1) return true
+  if (value === false || value === 'false' || value === 'f' || value === '0' || value === 0) return false
+  return null
+}
+
+function nonNegativeInteger (value: unknown, name: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN
+  if (!Number.isInteger(n) || n < 0) throw new ValidationError(`Invalid populate ${name}: expected a non-negative integer, got ${JSON.stringify(value)}`)
+  return n
+}
+
+function window (options: Record<string, unknown>): { start: number | null, limit: number | null } {
+  const hasPage = options.page !== undefined || options.pageSize !== undefined
+  const hasOffset = options.start !== undefined || options.limit !== undefined
+  if (hasPage && hasOffset) throw new ValidationError('Cannot use both page & offset pagination in the same query')
+  if (hasPage) {
+    const page = options.page === undefined ? 1 : Math.max(nonNegativeInteger(options.page, 'page'), 1)
+    const pageSize = options.pageSize === undefined ? 25 : Math.max(nonNegativeInteger(options.pageSize, 'pageSize'), 1)
+    return { start: (page - 1) * pageSize, limit: pageSize }
+  }
+  return {
+    start: options.start === undefined ? null : nonNegativeInteger(options.start, 'start'),
+    limit: options.limit === undefined ? null : nonNegativeInteger(options.limit, 'limit')
+  }
+}
+
+class PopulateParser {
+  readonly #registry: Registry
+  constructor (registry: Registry) { this.#registry = registry }
+
+  /** Every association of a model, one level deep: what `populate=*` means. */
+  #all (model: Model): Record<string, unknown> {
+    return Object.fromEntries([...model.associations.keys()].map((name) => [name, true]))
+  }
+
+  /** Normalises every accepted form into `{ attribute: true | options-object }`. */
+  #normalise (model: Model, raw: unknown, path: string): Record<string, unknown> {
+    if (raw === undefined || raw === null || raw === '') return {}
+    if (raw === '*') return this.#all(model)
+    if (typeof raw === 'string') return this.#fromList(model, splitList(raw), path)
+    if (Array.isArray(raw)) {
+      if (!raw.every((item) => typeof item === 'string')) {
+        throw new ValidationError('Invalid populate parameter. Expected a string, an array of strings, a populate object')
+      }
+      if (raw.includes('*')) return this.#all(model)
+      return this.#fromList(model, raw.flatMap(splitList), path)
+    }
+    if (isPlainObject(raw)) return raw
+    throw new ValidationError('Invalid populate parameter. Expected a string, an array of strings, a populate object')
+  }
+
+  /** `category,authors.avatar` → `{ category: true, authors: { populate: { avatar: true } } }`. */
+  #fromList (_model: Model, names: string[], _path: string): Record<string, unknown> {
+    const tree: Record<string, unknown> = {}
+    for (const name of names) {
+      const [head, ...rest] = name.split('.')
+      if (rest.length === 0) { if (tree[head] === undefined) tree[head] = true; continue }
+      const current = tree[head]
+      const options = isPlainObject(current) ? current : {}
+      const nested = isPlainObject(options.populate) ? options.populate as Record<string, unknown> : {}
+      const child = rest.join('.')
+      options.populate = { ...nested, ...this.#fromList(_model, [child], _path) }
+      tree[head] = options
+    }
+    return tree
+  }
+
+  parse (model: Model, raw: unknown, path: string[]): PopulateTree {
+    const tree: PopulateTree = new Map()
+    for (const [name, value] of Object.entries(this.#normalise(model, raw, path.join('.')))) {
+      if (value === undefined || value === null) continue
+      const association = model.associations.get(name)
+      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true) {
+        throw invalidKey(name, name)
+      }
+      const enabled = flag(value)
+      if (enabled === false) continue
+      const options = isPlainObject(value) ? value : value === '*' ? { populate: '*' } : {}
+      if (enabled === null && !isPlainObject(value) && value !== '*') {
+        throw new ValidationError('Invalid nested populate. Expected \'*\' or an object')
+      }
+      for (const key of Object.keys(options)) if (!SELECTION_KEYS.has(key)) throw invalidKey(key, [...path, name, key].join('.'))
+      const node = this.#node(association, options, [...path, name])
+      if (node !== null) tree.set(name, node)
+    }
+    return tree
+  }
+
+  #selection (target: Model, options: Record<string, unknown>, path: string[]): PopulateSelection {
+    return {
+      fields: parseFields(target, options.fields),
+      filters: parseFilters(target, options.filters),
+      sort: parseSort(target, options.sort),
+      populate: this.parse(target, options.populate, path),
+      ...window(options)
+    }
+  }
+
+  #node (association: Association, options: Record<string, unknown>, path: string[]): PopulateNode | null {
+    const where = path.join('.')
+    if (association.kind === 'dynamiczone') {
+      for (const key of Object.keys(options)) {
+        if (key !== 'on' && key !== 'populate' && key !== 'count') {
+          throw new ValidationError(`Invalid nested populate for ${where}. Expected a fragment ("on") or "count" but found ${JSON.stringify(key)}`)
+        }
+      }
+      if (options.populate !== undefined && options.populate !== '*') {
+        throw new ValidationError(`Invalid nested populate for ${where}: populate inside a dynamic zone must be '*'`)
+      }
+      const components = new Map<string, { target: Component } & PopulateSelection>()
+      const fragments = options.on
+      if (fragments !== undefined && !isPlainObject(fragments)) throw new ValidationError(`Invalid "on" for ${where}: expected an object keyed by component uid`)
+      for (const uid of fragments === undefined ? association.components : Object.keys(fragments)) {
+        const target = this.#registry.components.get(uid)
+        if (target === undefined || !association.components.includes(uid)) throw invalidKey(uid, `${where}.on.${uid}`)
+        const fragment = fragments === undefined ? (options.populate === '*' ? { populate: '*' } : {}) : fragments[uid]
+        if (flag(fragment) === false) continue
+        const fragmentOptions = isPlainObject(fragment) ? fragment : {}
+        components.set(uid, { target, ...this.#selection(target, fragmentOptions, [...path, uid]) })
+      }
+      return components.size === 0 && fragments !== undefined ? null : { kind: 'dynamiczone', association, components }
+    }
+    if (options.on !== undefined) throw new ValidationError(`Using fragments is not permitted to populate "${path[path.length - 1]}"`)
+    if (association.kind === 'component') {
+      const target = this.#registry.components.get(association.component)!
+      return { kind: 'component', association, target, ...this.#selection(target, options, path) }
+    }
+    const targetUid = association.kind === 'media' ? FILE_UID : association.target
+    const target = this.#registry.get(targetUid)!
+    const count = options.count !== undefined && flag(options.count) === true
+    return association.kind === 'media'
+      ? { kind: 'media', association, target, count, ...this.#selection(target, options, path) }
+      : { kind: 'relation', association, target, count, ...this.#selection(target, options, path) }
+  }
+}
+
+/**
+ * Validates Strapi's `populate` in every form (`*`, `a,b`, `a.b`, `populate[0]=a`, and the object
+ * form with `fields`, `filters`, `sort`, `populate`, `count`, per-parent `start`/`limit`, and `on`
+ * fragments for dynamic zones) into a tree of registry models. Unknown or scalar attributes are a
+ * 400 "Invalid key".
+ */
+export function parsePopulate (registry: Registry, model: Model, raw: unknown): PopulateTree {
+  return new PopulateParser(registry).parse(model, raw, [])
+}
