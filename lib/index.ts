@@ -8,7 +8,7 @@ import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions } from './options.js'
 import { restPlugin } from './rest/index.js'
-import { syncSchema, type SchemaPlan } from './schema/index.js'
+import { syncSchema, type SchemaSyncResult } from './schema/index.js'
 
 export interface ContentApi {
   /** The validated, immutable content-type and component registry. */
@@ -16,7 +16,7 @@ export interface ContentApi {
   /** The Kysely instance documents are stored through. */
   readonly db: Kysely<any>
   /** The schema-sync plan computed at start-up (what was applied, or with `dryRun` what would be). */
-  readonly schemaPlan: SchemaPlan
+  readonly schemaPlan: SchemaSyncResult
   /** The document service of a content type: the one path for reads and writes. */
   documents (uid: string): DocumentService
 }
@@ -41,7 +41,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const handle = connect(options.db)
   app.addHook('onClose', async () => { await handle.close() })
 
-  let schemaPlan: SchemaPlan
+  let schemaPlan: SchemaSyncResult
   try {
     schemaPlan = await syncSchema(handle.db, registry, options.schemaSync, app.log)
   } catch (err) {
@@ -72,4 +72,4 @@ export * from './errors.js'
 export * from './model/types.js'
 export type { Registry, ContentType, Component, Field } from './model/registry.js'
 export { DocumentService, type Document, type QueryParams, type WriteParams } from './documents/service.js'
-export type { SchemaPlan } from './schema/index.js'
+export type { SchemaPlan, SchemaSyncResult } from './schema/index.js'

@@ -49,8 +49,9 @@ export function scopedRows (
 function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, sort: readonly SortTerm[]): Q {
   let q = query
   for (const term of sort) q = q.orderBy(sql.ref(`${ROOT}.${term.field.column}`), term.direction) as Q
-  // A unique tie-breaker, so that pages never repeat or skip a row whatever the sort.
-  return q.orderBy(sql.ref(`${ROOT}.id`), sort.length > 0 ? sort[sort.length - 1].direction : 'asc') as Q
+  // A unique tie-breaker, so that pages never repeat or skip a row whatever the sort. Ascending,
+  // like the insertion order Strapi's database returns ties in.
+  return q.orderBy(sql.ref(`${ROOT}.id`), 'asc') as Q
 }
 
 /** The select list of a document: its fields, then one JSON sub-select per populated attribute. */

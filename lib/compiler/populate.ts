@@ -137,7 +137,7 @@ function rendered (
 function countOf (source: Source, selection: PopulateSelection, r: string, ctx: PopulateContext): RawBuilder<unknown> {
   const where = [...source.where]
   if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx.compile))
-  return sql`(select json_build_object('count', count(*)::int) from ${source.from} where ${sql.join(where, sql` and `)})`
+  return sql`(select ('{"count":' || count(*) || '}')::json from ${source.from} where ${sql.join(where, sql` and `)})`
 }
 
 /** The SQL expression of one populated attribute of the row aliased `parent`. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { NotFoundError, ValidationError } from '../errors.js'
+import type { Association } from '../model/associations.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import { compileCount, compileFindMany, compileFindOne, compileFindPage, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
@@ -10,7 +11,13 @@ import { parseFields } from '../query/fields.js'
 import { parsePopulate, type PopulateTree } from '../query/populate.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
+import { toColumns } from './columns.js'
+import { parseRelationInput, type RelationInput } from './relation-input.js'
 import { enforceUnique, generateUids } from './unique.js'
+import { copyRowAssociations, deleteRows, mirrorIncomingLinks } from './versions.js'
+import { writeComponentAttribute } from './write-components.js'
+import { writeMedia } from './write-media.js'
+import { writeRelation, type WrittenRow } from './write-relations.js'
 import { validateInput } from './validate-input.js'
 
 /** A document as the API returns it: `id`, `documentId`, attributes, timestamps, `locale`. */
@@ -147,7 +154,7 @@ export class DocumentService {
     const data = plainData(params.data)
     const generated = generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial: false })
-    rejectDeferred(input.deferred)
+    const associations = this.#associationInputs(input.deferred)
     const { status, locale } = this.#scope(params, false)
     const values = await hashPasswords(this.model, input.values)
 
@@ -155,12 +162,18 @@ export class DocumentService {
       await enforceUnique(trx, this.model, values, { documentId: null, locale, draftsOnly: this.#draftOnly(status) }, generated)
       const documentId = createDocumentId()
       const now = new Date().toISOString()
-      const base: Row = { ...this.#columns(values), document_id: documentId, created_at: now, updated_at: now }
-      if (this.model.localized) base.locale = locale
-      const rows = this.model.draftAndPublish
-        ? [{ ...base, published_at: null }, ...(status === 'published' ? [{ ...base, published_at: now }] : [])]
-        : [{ ...base, published_at: now }]
-      await trx.insertInto(this.model.tableName).values(rows).execute()
+      const row: Row = {
+        ...toColumns(this.model, values),
+        document_id: documentId,
+        created_at: now,
+        updated_at: now,
+        // The first row is the draft of a draft & publish type, the only row of any other.
+        published_at: this.model.draftAndPublish ? null : now
+      }
+      if (this.model.localized) row.locale = locale
+      const inserted = await trx.insertInto(this.model.tableName).values(row).returning('id').executeTakeFirstOrThrow()
+      await this.#writeAssociations(trx, { model: this.model, rowId: inserted.id as number, documentId, locale }, associations)
+      if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
       return await this.#reread(trx, documentId, status, locale, shape)
     })
   }
@@ -173,7 +186,7 @@ export class DocumentService {
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const shape = this.#shape(params)
     const input = validateInput(this.model, plainData(params.data), { partial: true })
-    rejectDeferred(input.deferred)
+    const associations = this.#associationInputs(input.deferred)
     const { status, locale } = this.#scope(params, false)
     const values = await hashPasswords(this.model, input.values)
 
@@ -185,8 +198,9 @@ export class DocumentService {
         .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
         .where((eb) => this.model.draftAndPublish ? eb('published_at', 'is', null) : sql<boolean>`true`)
       const now = new Date().toISOString()
-      const updated = await target.set({ ...this.#columns(values), updated_at: now }).returning(['id']).execute()
+      const updated = await target.set({ ...toColumns(this.model, values), updated_at: now }).returning(['id']).execute()
       if (updated.length === 0) return null
+      await this.#writeAssociations(trx, { model: this.model, rowId: updated[0].id as number, documentId, locale }, associations)
       await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
       if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
       return await this.#reread(trx, documentId, status, locale, shape)
@@ -214,24 +228,16 @@ export class DocumentService {
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
       if (documentId === null) return { documentId: null, entries: 0 }
-      let query = trx.deleteFrom(this.model.tableName).where('document_id', '=', documentId)
+      let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
       if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
-      const result = await query.executeTakeFirst()
-      return { documentId, entries: Number(result.numDeletedRows) }
+      const rows = await query.execute()
+      const entries = await deleteRows(trx, this.#ctx.registry, this.model, rows.map((r) => r.id as number))
+      return { documentId, entries }
     })
   }
 
   #draftOnly (status: Status): boolean {
     return this.model.draftAndPublish && status === 'draft'
-  }
-
-  #columns (values: Record<string, unknown>): Row {
-    const row: Row = {}
-    for (const [name, value] of Object.entries(values)) {
-      const field = this.model.writableFields.get(name)
-      if (field !== undefined) row[field.column] = jsonColumn(field, value)
-    }
-    return row
   }
 
   /**
@@ -260,11 +266,46 @@ export class DocumentService {
       .where(version('p', true))
       .where(version('d', false))
       .executeTakeFirst()
-    if (Number(updated.numUpdatedRows) > 0) return
-    const columns = [...copied, 'document_id', ...(this.model.localized ? ['locale'] : [])]
-    const draft = trx.selectFrom(`${this.model.tableName} as d`).where(version('d', false))
-      .select([...columns.map((c) => sql.ref(`d.${c}`).as(c)), sql`${now}::timestamptz`.as('published_at')])
-    await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
+    let created = false
+    if (Number(updated.numUpdatedRows) === 0) {
+      const columns = [...copied, 'document_id', ...(this.model.localized ? ['locale'] : [])]
+      const draft = trx.selectFrom(`${this.model.tableName} as d`).where(version('d', false))
+        .select([...columns.map((c) => sql.ref(`d.${c}`).as(c)), sql`${now}::timestamptz`.as('published_at')])
+      await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
+      created = true
+    }
+    const rows = await trx.selectFrom(`${this.model.tableName} as p`).select(['p.id', 'p.published_at'])
+      .where((eb) => eb.or([version('p', true)(eb), version('p', false)(eb)])).execute()
+    const draftRow = rows.find((r) => r.published_at === null)!.id as number
+    const publishedRow = rows.find((r) => r.published_at !== null)!.id as number
+    await copyRowAssociations(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
+    if (created) await mirrorIncomingLinks(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
+  }
+
+  /** Relation inputs are parsed before the transaction; components and media validate as they write. */
+  #associationInputs (deferred: Record<string, unknown>): Array<[Association, unknown]> {
+    return Object.entries(deferred).map(([name, value]) => {
+      const association = this.model.associations.get(name)
+      if (association === undefined || (association.kind === 'relation' && this.#ctx.registry.get(association.target) === undefined)) {
+        throw ValidationError.invalidKey(name, { key: name, source: 'body' })
+      }
+      return [association, association.kind === 'relation' ? parseRelationInput(name, value) : value]
+    })
+  }
+
+  async #writeAssociations (trx: Transaction<any>, row: WrittenRow, inputs: Array<[Association, unknown]>): Promise<void> {
+    for (const [association, input] of inputs) {
+      switch (association.kind) {
+        case 'relation':
+          await writeRelation(trx, row, association, this.#ctx.registry.get(association.target)!, input as RelationInput, this.#ctx.i18n.defaultLocale)
+          break
+        case 'media':
+          await writeMedia(trx, this.#ctx.registry, { uid: this.model.uid, rowId: row.rowId }, association, input)
+          break
+        default:
+          await writeComponentAttribute(trx, this.#ctx.registry, { joinTable: association.joinTable, rowId: row.rowId }, association, input)
+      }
+    }
   }
 
   /** The response shape of a write, validated before anything is written. */
@@ -301,10 +342,4 @@ function pick (source: Record<string, unknown>, keys: readonly string[]): Record
 /** A shallow copy, so uid generation never mutates the caller's object. Non-objects go to validation as they are. */
 function plainData (data: unknown): Record<string, unknown> {
   return typeof data === 'object' && data !== null && !Array.isArray(data) ? { ...(data as Record<string, unknown>) } : data as Record<string, unknown>
-}
-
-/** Relation, media, component and dynamic-zone writes arrive with the issue that stores them. */
-function rejectDeferred (deferred: Record<string, unknown>): void {
-  const [key] = Object.keys(deferred)
-  if (key !== undefined) throw ValidationError.invalidKey(key, { key, source: 'body' })
 }

@@ -27,6 +27,8 @@ export interface LinkSpec {
   readonly targetColumn: string
   /** Position of the related row among the source's relations (null: no order kept). */
   readonly orderColumn: string | null
+  /** Position of the source among the related row's relations, maintained for the other side. */
+  readonly otherOrderColumn: string
   /** The owner's table columns, whichever side reads: writes always address the owner's layout. */
   readonly owner: { readonly sourceColumn: string, readonly targetColumn: string, readonly orderColumn: string, readonly inverseOrderColumn: string }
 }
@@ -39,6 +41,11 @@ export interface RelationAssociation {
   readonly toMany: boolean
   /** True on the side that owns the link table. */
   readonly owner: boolean
+  /**
+   * True when a related document may have only one document on this side (`oneToOne`,
+   * `oneToMany`): linking it here unlinks it from any other.
+   */
+  readonly exclusive: boolean
   /** The attribute on the target that points back, if any. */
   readonly inverse: string | null
   readonly link: LinkSpec
@@ -83,6 +90,8 @@ export interface ModelNames {
 }
 
 const toMany = (kind: RelationKind): boolean => kind === 'oneToMany' || kind === 'manyToMany'
+/** `oneTo...`: seen from this side, the other side holds at most one document. */
+const exclusive = (kind: RelationKind): boolean => kind === 'oneToOne' || kind === 'oneToMany'
 
 /** `<table>_cmps`, the join table between an owner's rows and its component rows. */
 export const componentJoinTable = (ownerTable: string): string => identifier(`${ownerTable}_cmps`)
@@ -107,6 +116,7 @@ function ownerLink (owner: ModelNames, attributeName: string, target: ModelNames
     sourceColumn: columns.sourceColumn,
     targetColumn: columns.targetColumn,
     orderColumn: toMany(kind) ? columns.orderColumn : null,
+    otherOrderColumn: columns.inverseOrderColumn,
     owner: columns
   }
 }
@@ -134,6 +144,7 @@ export function buildAssociations (model: ModelNames, models: ReadonlyMap<string
             target: attribute.target,
             toMany: toMany(attribute.relation),
             owner: false,
+            exclusive: exclusive(attribute.relation),
             inverse: attribute.mappedBy,
             attribute,
             link: {
@@ -141,6 +152,7 @@ export function buildAssociations (model: ModelNames, models: ReadonlyMap<string
               sourceColumn: link.targetColumn,
               targetColumn: link.sourceColumn,
               orderColumn: inverseOrdered ? link.owner.inverseOrderColumn : null,
+              otherOrderColumn: link.owner.orderColumn,
               owner: link.owner
             }
           })
@@ -152,6 +164,7 @@ export function buildAssociations (model: ModelNames, models: ReadonlyMap<string
             target: attribute.target,
             toMany: toMany(attribute.relation),
             owner: true,
+            exclusive: exclusive(attribute.relation),
             inverse: attribute.inversedBy ?? null,
             attribute,
             link: ownerLink(model, name, target, attribute.relation)

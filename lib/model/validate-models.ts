@@ -56,7 +56,7 @@ function checkAttribute (
       }
       break
     case 'relation':
-      if (ctx.inComponent) break
+      if (ctx.inComponent) { problems.push(`${at}: relations inside components are not supported yet`); break }
       if (!(RELATION_KINDS as readonly string[]).includes(attr.relation)) {
         problems.push(`${at}: relation must be one of ${RELATION_KINDS.join(', ')}`)
       }
@@ -66,6 +66,7 @@ function checkAttribute (
       if (attr.inversedBy !== undefined && attr.mappedBy !== undefined) problems.push(`${at}: use inversedBy or mappedBy, not both`)
       break
     case 'media':
+      if (ctx.inComponent) problems.push(`${at}: media inside components are not supported yet`)
       if (attr.allowedTypes !== undefined && (!Array.isArray(attr.allowedTypes) || !attr.allowedTypes.every((t) => MEDIA_TYPES.has(t)))) {
         problems.push(`${at}: allowedTypes may contain only ${[...MEDIA_TYPES].join(', ')}`)
       }

@@ -6,10 +6,22 @@ export function splitList (value: string): string[] {
   return value.split(',').map((s) => s.trim()).filter((s) => s !== '')
 }
 
+/**
+ * Attributes Strapi adds to every content type (the admin users who created and last updated a
+ * document) and never exposes to the content API. This library has no admin users; naming them
+ * answers exactly as Strapi does, as a known but inaccessible attribute.
+ */
+export const ADMIN_ATTRIBUTES = new Set(['createdBy', 'updatedBy'])
+
+/** True for a name the model has, even if a request may not use it here. */
+export function isKnownAttribute (model: ContentType | Component, key: string): boolean {
+  return Object.hasOwn(model.attributes, key) || model.fields.has(key) || (model.modelType === 'contentType' && ADMIN_ATTRIBUTES.has(key))
+}
+
 function invalidKey (model: ContentType | Component, key: string, param: string): ValidationError {
   // Strapi reports `path: null` for a name the model does not have, and the name itself for an
   // attribute that exists but cannot be used here (a relation in `fields`, a private field).
-  const known = Object.hasOwn(model.attributes, key) || model.fields.has(key)
+  const known = isKnownAttribute(model, key)
   return ValidationError.invalidKey(key, { key, path: known ? key : null, source: 'query', param })
 }
 

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors.js'
 import type { Component, ContentType, Field } from '../model/registry.js'
 import { castFilterValue } from './cast.js'
+import { isKnownAttribute } from './fields.js'
 
 /** Comparison operators, matched case-sensitively as Strapi does (`$STARTSWITH` is invalid). */
 export const COMPARISON_OPERATORS = [
@@ -128,7 +129,7 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
       if (field === undefined) {
         // Strapi names the path of an attribute that exists but may not be filtered, and none
         // for a name the model does not have.
-        throw invalidKey(key, Object.hasOwn(walk.model.attributes, key) || walk.path.length > 0 ? path : null)
+        throw invalidKey(key, isKnownAttribute(walk.model, key) || walk.path.length > 0 ? path : null)
       }
       if (field.hidden) throw invalidKey(key, path)
       // An empty object (`filters[id]={}`) filters nothing, as in Strapi.

@@ -1,0 +1,156 @@
+import { sql, type Transaction } from 'kysely'
+import { ValidationError } from '../errors.js'
+import type { RelationAssociation } from '../model/associations.js'
+import type { ContentType } from '../model/registry.js'
+import type { RelationInput, RelationRef } from './relation-input.js'
+
+/** The row being written and the document it belongs to. */
+export interface WrittenRow {
+  model: ContentType
+  rowId: number
+  documentId: string
+  locale: string | null
+}
+
+interface ResolvedTargets {
+  documentOf: (ref: RelationRef) => string
+  /** Every version (draft and published) of a related document in its locale: links go to all. */
+  rowsOf: (documentId: string) => number[]
+}
+
+function targetLocale (target: ContentType, ref: RelationRef, source: WrittenRow, defaultLocale: string): string | null {
+  if (!target.localized) return null
+  return ref.locale ?? source.locale ?? defaultLocale
+}
+
+/**
+ * Finds the related documents a write names, by documentId or row id, in the locale that applies.
+ * A document that does not exist is a 400 naming it, as Strapi answers.
+ */
+async function resolveTargets (
+  trx: Transaction<any>, target: ContentType, refs: RelationRef[], source: WrittenRow, defaultLocale: string, name: string
+): Promise<ResolvedTargets> {
+  const byId = new Map<number, string>()
+  const ids = refs.filter((r) => r.id !== undefined).map((r) => r.id!)
+  if (ids.length > 0) {
+    const rows = await trx.selectFrom(target.tableName).select(['id', 'document_id']).where('id', 'in', ids).execute()
+    for (const row of rows) byId.set(row.id as number, row.document_id as string)
+  }
+  const documentOf = (ref: RelationRef): string => ref.documentId ?? byId.get(ref.id!) ?? `#${ref.id!}`
+  const wanted = [...new Set(refs.map(documentOf))].filter((d) => !d.startsWith('#'))
+  const rows = wanted.length === 0
+    ? []
+    : await trx.selectFrom(target.tableName).select(['id', 'document_id', ...(target.localized ? ['locale'] : [])])
+      .where('document_id', 'in', wanted).orderBy('id').execute()
+  const versions = new Map<string, number[]>()
+  for (const ref of refs) {
+    const documentId = documentOf(ref)
+    const locale = targetLocale(target, ref, source, defaultLocale)
+    const matching = rows.filter((r) => r.document_id === documentId && (locale === null || r.locale === locale)).map((r) => r.id as number)
+    if (matching.length === 0) {
+      const label = ref.documentId ?? String(ref.id)
+      throw ValidationError.fromFieldErrors([{
+        path: [name], message: `Document with id "${label}", locale "${locale}" not found`, name: 'ValidationError', value: label
+      }])
+    }
+    versions.set(documentId, matching)
+  }
+  return { documentOf, rowsOf: (documentId) => versions.get(documentId) ?? [] }
+}
+
+/** The related documents of a row in stored order, each with the rows (versions) it is linked through. */
+async function currentDocuments (
+  trx: Transaction<any>, association: RelationAssociation, target: ContentType, rowId: number
+): Promise<Map<string, number[]>> {
+  const { link } = association
+  const rows = await trx.selectFrom(`${link.table} as l`)
+    .innerJoin(`${target.tableName} as r`, `r.id`, `l.${link.targetColumn}`)
+    .select(['r.document_id', 'r.id'])
+    .where(sql<boolean>`${sql.ref(`l.${link.sourceColumn}`)} = ${rowId}`)
+    .orderBy(link.orderColumn === null ? sql`l.id` : sql`${sql.ref(`l.${link.orderColumn}`)} asc nulls last`)
+    .orderBy('l.id')
+    .execute()
+  const documents = new Map<string, number[]>()
+  for (const row of rows) documents.set(row.document_id as string, [...(documents.get(row.document_id as string) ?? []), row.id as number])
+  return documents
+}
+
+function place (list: string[], documentId: string, position: RelationRef['position'], documentOf: (ref: RelationRef) => string): string[] {
+  const without = list.filter((d) => d !== documentId)
+  if (position === undefined || 'end' in position) return [...without, documentId]
+  if ('start' in position) return [documentId, ...without]
+  const anchor = documentOf('before' in position ? position.before : position.after)
+  const at = without.indexOf(anchor)
+  if (at === -1) return [...without, documentId]
+  const index = 'before' in position ? at : at + 1
+  return [...without.slice(0, index), documentId, ...without.slice(index)]
+}
+
+/**
+ * Applies one relation write to a row: computes the new ordered list of related documents
+ * (`set` replaces it; `disconnect` then positional `connect` edit it), then rewrites the row's
+ * links in one delete and one insert, keeping the other side's order of existing links.
+ * The write runs inside the document write's transaction, so a missing target rolls it all back.
+ */
+export async function writeRelation (
+  trx: Transaction<any>, source: WrittenRow, association: RelationAssociation, target: ContentType,
+  input: RelationInput, defaultLocale: string
+): Promise<void> {
+  const refs = input.mode === 'set'
+    ? input.items
+    : [...input.connect, ...input.disconnect, ...input.connect.flatMap((r) => {
+        const p = r.position
+        return p !== undefined && ('before' in p || 'after' in p) ? ['before' in p ? p.before : p.after] : []
+      })]
+  const resolved = await resolveTargets(trx, target, refs, source, defaultLocale, association.name)
+
+  let documents: string[]
+  // Documents kept from the current list stay linked through the rows they already use.
+  const kept = new Map<string, number[]>()
+  if (input.mode === 'set') {
+    documents = [...new Set(input.items.map(resolved.documentOf))]
+  } else {
+    const disconnected = new Set(input.disconnect.map(resolved.documentOf))
+    const current = await currentDocuments(trx, association, target, source.rowId)
+    for (const [documentId, rows] of current) if (!disconnected.has(documentId)) kept.set(documentId, rows)
+    documents = [...kept.keys()]
+    for (const ref of input.connect) documents = place(documents, resolved.documentOf(ref), ref.position, resolved.documentOf)
+  }
+  if (!association.toMany && documents.length > 1) documents = documents.slice(-1)
+  const rowsOf = (documentId: string): number[] => {
+    const connected = resolved.rowsOf(documentId)
+    return connected.length > 0 ? connected : kept.get(documentId) ?? []
+  }
+
+  const { link } = association
+  const existing = await trx.selectFrom(link.table)
+    .select([sql<number>`${sql.ref(link.targetColumn)}`.as('target'), sql<number | null>`${sql.ref(link.otherOrderColumn)}`.as('other')])
+    .where(sql<boolean>`${sql.ref(link.sourceColumn)} = ${source.rowId}`)
+    .execute()
+  const otherOrder = new Map(existing.map((r) => [r.target, r.other]))
+  await trx.deleteFrom(link.table).where(sql<boolean>`${sql.ref(link.sourceColumn)} = ${source.rowId}`).execute()
+
+  const targetRows = documents.flatMap(rowsOf)
+  if (targetRows.length === 0) return
+  if (association.exclusive) {
+    // A related document may belong to one document on this side only: unlink it elsewhere,
+    // except from the other versions (draft, published) of the document being written.
+    await trx.deleteFrom(link.table)
+      .where(sql<boolean>`${sql.ref(link.targetColumn)} in (${sql.join(targetRows)})`)
+      .where(sql<boolean>`${sql.ref(link.sourceColumn)} not in (select id from ${sql.table(source.model.tableName)} where document_id = ${source.documentId})`)
+      .execute()
+  }
+  const next = await trx.selectFrom(link.table)
+    .select([sql<number>`${sql.ref(link.targetColumn)}`.as('target'), sql<number>`coalesce(max(${sql.ref(link.otherOrderColumn)}), 0)`.as('max')])
+    .where(sql<boolean>`${sql.ref(link.targetColumn)} in (${sql.join(targetRows)})`)
+    .groupBy(sql.ref(link.targetColumn))
+    .execute()
+  const maxOther = new Map(next.map((r) => [r.target, Number(r.max)]))
+  const values = documents.flatMap((documentId, index) => rowsOf(documentId).map((row) => ({
+    [link.sourceColumn]: source.rowId,
+    [link.targetColumn]: row,
+    ...(link.orderColumn === null ? {} : { [link.orderColumn]: index + 1 }),
+    [link.otherOrderColumn]: otherOrder.get(row) ?? (maxOther.get(row) ?? 0) + 1
+  })))
+  await trx.insertInto(link.table).values(values).execute()
+}
