@@ -1,6 +1,8 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
-import type { Field } from '../model/registry.js'
-import type { ComparisonOperator, FilterNode } from '../query/filters.js'
+import { MEDIA_LINK_TABLE } from '../model/associations.js'
+import type { ContentType, Field } from '../model/registry.js'
+import type { Status } from '../query/index.js'
+import type { ComparisonOperator, FilterNode, RelatedFilter } from '../query/filters.js'
 
 export interface FilterCompileOptions {
   /**
@@ -8,6 +10,18 @@ export interface FilterCompileOptions {
    * `$contains: 'a%b'` is a wildcard pattern.
    */
   escapeLikeWildcards: boolean
+}
+
+/** What compiling one statement's filters needs: the options, the request's status, fresh aliases. */
+export interface FilterContext extends FilterCompileOptions {
+  /** Related draft & publish rows are matched in the request's status, as populate shows them. */
+  status: Status
+  next: (prefix: string) => string
+}
+
+export function createFilterContext (options: FilterCompileOptions, status: Status): FilterContext {
+  let n = 0
+  return { escapeLikeWildcards: options.escapeLikeWildcards, status, next: (prefix) => `${prefix}${++n}` }
 }
 
 const TRUE = sql<SqlBool>`true`
@@ -46,7 +60,7 @@ const PATTERNS: Partial<Record<ComparisonOperator, { before: string, after: stri
   $endsWithi: { before: '%', after: '', insensitive: true, negated: false }
 }
 
-function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string, options: FilterCompileOptions): RawBuilder<SqlBool> {
+function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string, options: FilterContext): RawBuilder<SqlBool> {
   const { field, operator, value } = node
   const ref = sql.ref(`${alias}.${field.column}`)
   const pattern = PATTERNS[operator]
@@ -81,6 +95,44 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
   }
 }
 
+const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
+
+/**
+ * `filters[category][name][$eq]=Tech` on `articles as t`:
+ *
+ * ```sql
+ * exists (select 1 from "categories" as r1 join "articles_category_lnk" as l1 on l1.category_id = r1.id
+ *         where l1.article_id = t.id and r1.name = $1)
+ * ```
+ *
+ * When a row of NULLs satisfies the condition (`$null: true`), parents without any related row
+ * match too: `(exists (...) or not exists (<any related row>))`, as Strapi's LEFT JOIN answers.
+ */
+function related (node: RelatedFilter, parent: string, ctx: FilterContext): RawBuilder<SqlBool> {
+  const r = ctx.next('r')
+  const l = ctx.next('l')
+  const { association, target } = node
+  let from: RawBuilder<unknown>
+  const where: Array<RawBuilder<unknown>> = []
+  if (association.kind === 'relation') {
+    const { link } = association
+    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(link.table)} as ${sql.id(l)} on ${ref(l, link.targetColumn)} = ${ref(r, 'id')}`
+    where.push(sql`${ref(l, link.sourceColumn)} = ${ref(parent, 'id')}`)
+    if ((target as ContentType).draftAndPublish === true) {
+      where.push(ctx.status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`)
+    }
+  } else if (association.kind === 'media') {
+    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(MEDIA_LINK_TABLE)} as ${sql.id(l)} on ${ref(l, 'file_id')} = ${ref(r, 'id')}`
+    where.push(sql`${ref(l, 'related_id')} = ${ref(parent, 'id')}`, sql`${ref(l, 'related_type')} = ${node.owner}`, sql`${ref(l, 'field')} = ${association.name}`)
+  } else {
+    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(association.joinTable)} as ${sql.id(l)} on ${ref(l, 'cmp_id')} = ${ref(r, 'id')}`
+    where.push(sql`${ref(l, 'entity_id')} = ${ref(parent, 'id')}`, sql`${ref(l, 'component_type')} = ${target.uid}`, sql`${ref(l, 'field')} = ${association.name}`)
+  }
+  const any = sql.join(where, sql` and `)
+  const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
+  return node.matchesNone ? sql`(${matching} or not exists (select 1 from ${from} where ${any}))` : matching
+}
+
 /**
  * Compiles a validated filter tree to a boolean SQL expression over the table aliased `alias`.
  * Every value is a bound parameter; every identifier comes from the registry.
@@ -89,8 +141,9 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
  * // filters[$or][0][views][$lt]=30&filters[$or][1][title][$startsWith]=Wild
  * // => ("t"."views" < $1 or "t"."title"::text like $2)    parameters: [30, 'Wild%']
  */
-export function compileFilter (node: FilterNode, alias: string, options: FilterCompileOptions): RawBuilder<SqlBool> {
+export function compileFilter (node: FilterNode, alias: string, options: FilterContext): RawBuilder<SqlBool> {
   switch (node.kind) {
+    case 'related': return related(node, alias, options)
     case 'compare': return compare(node, alias, options)
     case 'not': return sql`not (${compileFilter(node.child, alias, options)})`
     case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options)), sql` and `)})`

@@ -2,7 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import type { ContentType, Field } from '../model/registry.js'
 import type { Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
-import { compileFilter, type FilterCompileOptions } from './filters.js'
+import { compileFilter, createFilterContext, type FilterCompileOptions } from './filters.js'
 import type { PopulateTree } from '../query/populate.js'
 import { createPopulateContext, populateExpression } from './populate.js'
 import { projection } from './projection.js'
@@ -41,7 +41,7 @@ export function scopedRows (
   const query = db.selectFrom(`${model.tableName} as ${ROOT}`)
   return query.where((eb) => {
     const conditions = scopeConditions(model, scope, ROOT, eb)
-    if (scope.filters != null) conditions.push(compileFilter(scope.filters, ROOT, options))
+    if (scope.filters != null) conditions.push(compileFilter(scope.filters, ROOT, createFilterContext(options, scope.status)))
     return conditions.length === 0 ? sql<boolean>`true` : eb.and(conditions)
   })
 }

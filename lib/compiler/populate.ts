@@ -3,7 +3,7 @@ import { MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
-import { compileFilter, type FilterCompileOptions } from './filters.js'
+import { compileFilter, createFilterContext, type FilterCompileOptions, type FilterContext } from './filters.js'
 import { outputExpression } from './projection.js'
 
 /**
@@ -24,16 +24,11 @@ import { outputExpression } from './projection.js'
  * Relations keep their stored order (the link table's order column) unless a sort is given; a
  * draft & publish target follows the request's status; `start`/`limit` apply per parent.
  */
-export interface PopulateContext {
-  status: Status
-  compile: FilterCompileOptions
-  /** Source of unique table aliases for one statement. */
-  next: (prefix: string) => string
-}
+/** The request's status, the compile options and a source of unique aliases for one statement. */
+export type PopulateContext = FilterContext
 
 export function createPopulateContext (status: Status, compile: FilterCompileOptions): PopulateContext {
-  let n = 0
-  return { status, compile, next: (prefix) => `${prefix}${++n}` }
+  return createFilterContext(compile, status)
 }
 
 const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
@@ -113,7 +108,7 @@ function rendered (
 ): RawBuilder<unknown> {
   const v = ctx.next('v')
   const where = [...source.where]
-  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx.compile))
+  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
   const sortTerms: OrderTerm[] = selection.sort.map((term) => ({ expr: ref(r, term.field.column), direction: term.direction }))
   const orderTerms = sortTerms.length > 0
     ? [...sortTerms, { expr: ref(r, 'id'), direction: sortTerms[sortTerms.length - 1].direction }]
@@ -136,7 +131,7 @@ function rendered (
 /** `populate[x][count]=true`: `{ "count": n }` instead of the rows. */
 function countOf (source: Source, selection: PopulateSelection, r: string, ctx: PopulateContext): RawBuilder<unknown> {
   const where = [...source.where]
-  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx.compile))
+  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
   return sql`(select ('{"count":' || count(*) || '}')::json from ${source.from} where ${sql.join(where, sql` and `)})`
 }
 
@@ -165,7 +160,7 @@ export function populateExpression (node: PopulateNode, parent: string, parentMo
         const v = ctx.next('v')
         const source = componentSource(selection.target, node.association.joinTable, node.association.name, parent, rb, lb, true)
         const where = [...source.where]
-        if (selection.filters !== null) where.push(compileFilter(selection.filters, rb, ctx.compile))
+        if (selection.filters !== null) where.push(compileFilter(selection.filters, rb, ctx))
         const list = selectList(selection.target, rb, selection.fields, selection.populate, ctx, [sql`${uid}::text as "__component"`])
         return sql`select row_to_json(${sql.id(v)}) as doc, ${ref(lb, 'order')} as o0, ${ref(lb, 'id')} as o1 from ${source.from} cross join lateral (select ${list}) as ${sql.id(v)} where ${sql.join(where, sql` and `)}`
       })

@@ -1,5 +1,6 @@
 import { ValidationError } from '../errors.js'
-import type { Component, ContentType, Field } from '../model/registry.js'
+import { FILE_UID, type Association, type ComponentAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
+import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { castFilterValue } from './cast.js'
 import { isKnownAttribute } from './fields.js'
 
@@ -27,6 +28,24 @@ export type FilterNode =
   | { kind: 'or', children: FilterNode[] }
   | { kind: 'not', child: FilterNode }
   | { kind: 'compare', field: Field, operator: ComparisonOperator, value: unknown }
+  | RelatedFilter
+
+/**
+ * A condition on related rows (a relation, media field or component), with the semantics of
+ * Strapi's LEFT JOIN: it holds when some related row satisfies `child`, or when there is no
+ * related row at all and a row of NULLs would satisfy it (`filters[category][$null]=true`).
+ * Compiled as EXISTS sub-selects, so a parent never appears twice and totals stay right.
+ */
+export interface RelatedFilter {
+  kind: 'related'
+  /** The uid of the model declaring the association (media links are polymorphic on it). */
+  owner: string
+  association: RelationAssociation | MediaAssociation | ComponentAssociation
+  target: ContentType | Component
+  child: FilterNode
+  /** Whether `child` holds for a row of NULLs: then parents without related rows match too. */
+  matchesNone: boolean
+}
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -35,6 +54,7 @@ const and = (children: FilterNode[]): FilterNode | null =>
 const or = (children: FilterNode[]): FilterNode => children.length === 1 ? children[0] : { kind: 'or', children }
 
 interface Walk {
+  registry: Registry | null
   model: ContentType | Component
   /** Dotted path of attributes walked so far, for Strapi's "Invalid key x at a.b" messages. */
   path: string[]
@@ -124,8 +144,14 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
     } else if (key.startsWith('$')) {
       throw invalidKey(key, walk.path.length > 0 ? walk.path.join('.') : null)
     } else {
-      const field = walk.model.fields.get(key)
       const path = [...walk.path, key].join('.')
+      const association = walk.model.associations.get(key)
+      if (association !== undefined) {
+        const node = relatedFilter(association, operand, walk, path)
+        if (node !== null) children.push(node)
+        continue
+      }
+      const field = walk.model.fields.get(key)
       if (field === undefined) {
         // Strapi names the path of an attribute that exists but may not be filtered, and none
         // for a name the model does not have.
@@ -142,13 +168,71 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
 }
 
 /**
- * Validates Strapi's `filters` (`filters[title][$eq]=x`, `filters[$or][0][...]`, arrays as AND)
- * into a `FilterNode`, or null when it filters nothing. Unknown fields and operators, private
- * and password fields, and values that cannot be cast for their field are 400s.
+ * `filters[category][name][$eq]=Tech`, `filters[category][$null]=true`, `filters[author]=5`:
+ * operators directly under a relation compare the related row's `id`; attribute keys filter the
+ * related rows. Dynamic zones cannot be filtered (Strapi answers 400 too).
  */
-export function parseFilters (model: ContentType | Component, raw: unknown): FilterNode | null {
+function relatedFilter (association: Association, operand: unknown, walk: Walk, path: string): FilterNode | null {
+  if (association.kind === 'dynamiczone' || walk.registry === null) throw invalidKey(association.name, path)
+  if ((walk.model.attributes[association.name] as { private?: boolean }).private === true) throw invalidKey(association.name, path)
+  const target = association.kind === 'component'
+    ? walk.registry.components.get(association.component)
+    : walk.registry.get(association.kind === 'media' ? FILE_UID : association.target)
+  if (target === undefined) throw invalidKey(association.name, path)
+  let inner: unknown = operand
+  if (!isPlainObject(operand)) inner = { id: operand }
+  else {
+    const keys = Object.keys(operand)
+    const operators = keys.filter((k) => OPERATORS.has(k))
+    if (operators.length > 0 && operators.length < keys.length) {
+      throw new ValidationError('Operator and non-operator keys cannot be mixed in a relation where clause', { key: association.name, path, source: 'query', param: 'filters' })
+    }
+    if (operators.length > 0) inner = { id: operand }
+    if (keys.length === 0) return null
+  }
+  const child = objectFilter(inner, { registry: walk.registry, model: target, path: path.split('.') })
+  if (child === null) return null
+  return { kind: 'related', owner: walk.model.uid, association, target, child, matchesNone: onNullRow(child) === true }
+}
+
+/** SQL's three-valued result of a filter on a row of NULLs (true, false or unknown = null). */
+export function onNullRow (node: FilterNode): boolean | null {
+  switch (node.kind) {
+    case 'compare':
+      switch (node.operator) {
+        case '$null': return node.value === true
+        case '$notNull': return node.value !== true
+        case '$eq':
+        case '$eqi': return node.value === null ? true : null
+        case '$ne':
+        case '$nei': return node.value === null ? false : null
+        default: return null
+      }
+    case 'not': {
+      const v = onNullRow(node.child)
+      return v === null ? null : !v
+    }
+    case 'and': {
+      const values = node.children.map(onNullRow)
+      return values.includes(false) ? false : values.includes(null) ? null : true
+    }
+    case 'or': {
+      const values = node.children.map(onNullRow)
+      return values.includes(true) ? true : values.includes(null) ? null : false
+    }
+    case 'related': return node.matchesNone
+  }
+}
+
+/**
+ * Validates Strapi's `filters` (`filters[title][$eq]=x`, `filters[$or][0][...]`, arrays as AND,
+ * `filters[category][name][$eq]=x` through relations, components and media) into a `FilterNode`,
+ * or null when it filters nothing. Unknown fields and operators, private and password fields,
+ * dynamic zones and values that cannot be cast for their field are 400s.
+ */
+export function parseFilters (model: ContentType | Component, raw: unknown, registry: Registry | null = null): FilterNode | null {
   if (raw === undefined || raw === null) return null
-  const walk: Walk = { model, path: [] }
+  const walk: Walk = { registry, model, path: [] }
   if (Array.isArray(raw)) return and(raw.map((item) => objectFilter(item, walk)).filter(notNull))
   if (!isPlainObject(raw)) throw new ValidationError('The filters parameter must be an object or an array')
   return objectFilter(raw, walk)
@@ -162,5 +246,6 @@ export function filtersLocale (node: FilterNode | null): boolean {
     case 'or': return node.children.some(filtersLocale)
     case 'not': return filtersLocale(node.child)
     case 'compare': return node.field.name === 'locale' && node.field.system
+    case 'related': return false
   }
 }

@@ -70,7 +70,7 @@ export interface ParseOptions {
  * Single-document reads ignore `filters`, as Strapi does.
  */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
-  const filters = options.allowAllLocales ? parseFilters(model, raw.filters) : null
+  const filters = options.allowAllLocales ? parseFilters(model, raw.filters, options.registry) : null
   // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null

@@ -127,7 +127,7 @@ class PopulateParser {
   #selection (target: Model, options: Record<string, unknown>, path: string[]): PopulateSelection {
     return {
       fields: parseFields(target, options.fields),
-      filters: parseFilters(target, options.filters),
+      filters: parseFilters(target, options.filters, this.#registry),
       sort: parseSort(target, options.sort),
       populate: this.parse(target, options.populate, path),
       ...window(options)
