@@ -1,8 +1,8 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
-import { MEDIA_LINK_TABLE } from '../model/associations.js'
-import type { ContentType, Field } from '../model/registry.js'
+import type { Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
 import type { ComparisonOperator, FilterNode, RelatedFilter } from '../query/filters.js'
+import { relatedRows } from './related-rows.js'
 
 export interface FilterCompileOptions {
   /**
@@ -95,8 +95,6 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
   }
 }
 
-const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
-
 /**
  * `filters[category][name][$eq]=Tech` on `articles as t`:
  *
@@ -111,23 +109,7 @@ const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${a
 function related (node: RelatedFilter, parent: string, ctx: FilterContext): RawBuilder<SqlBool> {
   const r = ctx.next('r')
   const l = ctx.next('l')
-  const { association, target } = node
-  let from: RawBuilder<unknown>
-  const where: Array<RawBuilder<unknown>> = []
-  if (association.kind === 'relation') {
-    const { link } = association
-    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(link.table)} as ${sql.id(l)} on ${ref(l, link.targetColumn)} = ${ref(r, 'id')}`
-    where.push(sql`${ref(l, link.sourceColumn)} = ${ref(parent, 'id')}`)
-    if ((target as ContentType).draftAndPublish === true) {
-      where.push(ctx.status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`)
-    }
-  } else if (association.kind === 'media') {
-    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(MEDIA_LINK_TABLE)} as ${sql.id(l)} on ${ref(l, 'file_id')} = ${ref(r, 'id')}`
-    where.push(sql`${ref(l, 'related_id')} = ${ref(parent, 'id')}`, sql`${ref(l, 'related_type')} = ${node.owner}`, sql`${ref(l, 'field')} = ${association.name}`)
-  } else {
-    from = sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(association.joinTable)} as ${sql.id(l)} on ${ref(l, 'cmp_id')} = ${ref(r, 'id')}`
-    where.push(sql`${ref(l, 'entity_id')} = ${ref(parent, 'id')}`, sql`${ref(l, 'component_type')} = ${target.uid}`, sql`${ref(l, 'field')} = ${association.name}`)
-  }
+  const { from, where } = relatedRows(node.association, node.target, node.owner, parent, r, l, ctx.status)
   const any = sql.join(where, sql` and `)
   const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
   return node.matchesNone ? sql`(${matching} or not exists (select 1 from ${from} where ${any}))` : matching

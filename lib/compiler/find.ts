@@ -6,6 +6,7 @@ import { compileFilter, createFilterContext, type FilterCompileOptions } from '.
 import type { PopulateTree } from '../query/populate.js'
 import { createPopulateContext, populateExpression } from './populate.js'
 import { projection } from './projection.js'
+import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 
 export interface FindSpec extends DocumentScope {
@@ -46,9 +47,10 @@ export function scopedRows (
   })
 }
 
-function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, sort: readonly SortTerm[]): Q {
+function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, spec: FindSpec, options: CompileOptions): Q {
   let q = query
-  for (const term of sort) q = q.orderBy(sql.ref(`${ROOT}.${term.field.column}`), term.direction) as Q
+  const ctx = createFilterContext(options, spec.status)
+  for (const term of spec.sort) q = q.orderBy(sortExpression(term, ROOT, ctx), term.direction) as Q
   // A unique tie-breaker, so that pages never repeat or skip a row whatever the sort. Ascending,
   // like the insertion order Strapi's database returns ties in.
   return q.orderBy(sql.ref(`${ROOT}.id`), 'asc') as Q
@@ -80,7 +82,7 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
   const { start, limit, withCount } = spec.pagination
-  const page = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec.sort)
+  const page = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
     .limit(limit)
     .offset(start)
   const data = sql<string>`(select ${JSON_ARRAY('"page"')} from "page")`.as('data')
@@ -100,7 +102,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
  * ```
  */
 export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions) {
-  let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec.sort)
+  let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
   if (spec.limit !== undefined) rows = rows.limit(spec.limit)
   if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
   return db.selectFrom(rows.as('r')).select(sql<string>`${JSON_ARRAY('r')}`.as('data'))
@@ -116,7 +118,7 @@ export function compileFindMany (db: Kysely<any>, model: ContentType, spec: Find
 export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions) {
   let rows = scopedRows(db, model, spec, options).select(documentColumns(model, spec, options))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
-  rows = ordered(rows, spec.sort).limit(1)
+  rows = ordered(rows, spec, options).limit(1)
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data'))
 }
 

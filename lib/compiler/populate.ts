@@ -1,10 +1,10 @@
 import { sql, type RawBuilder } from 'kysely'
-import { MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { compileFilter, createFilterContext, type FilterCompileOptions, type FilterContext } from './filters.js'
 import { outputExpression } from './projection.js'
+import { orderSql, ref, relatedRows, type OrderTerm, type RelatedRows } from './related-rows.js'
 
 /**
  * Populate as correlated sub-selects: every populated attribute is one expression in the parent's
@@ -31,8 +31,6 @@ export function createPopulateContext (status: Status, compile: FilterCompileOpt
   return createFilterContext(compile, status)
 }
 
-const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
-
 /** `expr as "name", ...` for a row's fields and its populated attributes. */
 export function selectList (
   model: ContentType | Component, alias: string, fields: readonly Field[] | null, populate: PopulateTree, ctx: PopulateContext, extra: RawBuilder<unknown>[] = []
@@ -42,69 +40,9 @@ export function selectList (
   return sql.join([...extra, ...columns, ...nested])
 }
 
-interface OrderTerm {
-  expr: RawBuilder<unknown>
-  direction: 'asc' | 'desc'
-  /** Rows linked before order columns existed (or by hand) sort after the ordered ones. */
-  nullsLast?: boolean
-}
-
-const asc = (expr: RawBuilder<unknown>, nullsLast = false): OrderTerm => ({ expr, direction: 'asc', nullsLast })
-
-interface Source {
-  /** `from ... join ...` of the related rows. */
-  from: RawBuilder<unknown>
-  /** Conditions tying the related rows to the parent row. */
-  where: Array<RawBuilder<unknown>>
-  /** Stored order of the related rows (link or join table), ending with a unique tie-breaker. */
-  order: OrderTerm[]
-  toMany: boolean
-}
-
-function statusCondition (target: ContentType, alias: string, ctx: PopulateContext): RawBuilder<unknown>[] {
-  if (!target.draftAndPublish) return []
-  return [ctx.status === 'draft' ? sql`${ref(alias, 'published_at')} is null` : sql`${ref(alias, 'published_at')} is not null`]
-}
-
-function relationSource (node: Extract<PopulateNode, { kind: 'relation' }>, parent: string, r: string, l: string, ctx: PopulateContext): Source {
-  const { link } = node.association
-  return {
-    from: sql`${sql.table(node.target.tableName)} as ${sql.id(r)} join ${sql.table(link.table)} as ${sql.id(l)} on ${ref(l, link.targetColumn)} = ${ref(r, 'id')}`,
-    where: [sql`${ref(l, link.sourceColumn)} = ${ref(parent, 'id')}`, ...statusCondition(node.target, r, ctx)],
-    order: link.orderColumn === null ? [asc(ref(l, 'id'))] : [asc(ref(l, link.orderColumn), true), asc(ref(l, 'id'))],
-    toMany: node.association.toMany
-  }
-}
-
-function mediaSource (node: Extract<PopulateNode, { kind: 'media' }>, parent: string, parentModel: ContentType | Component, r: string, l: string): Source {
-  return {
-    from: sql`${sql.table(node.target.tableName)} as ${sql.id(r)} join ${sql.table(MEDIA_LINK_TABLE)} as ${sql.id(l)} on ${ref(l, 'file_id')} = ${ref(r, 'id')}`,
-    where: [
-      sql`${ref(l, 'related_id')} = ${ref(parent, 'id')}`,
-      sql`${ref(l, 'related_type')} = ${parentModel.uid}`,
-      sql`${ref(l, 'field')} = ${node.association.name}`
-    ],
-    order: [asc(ref(l, 'order'), true), asc(ref(l, 'id'))],
-    toMany: node.association.multiple
-  }
-}
-
-function componentSource (target: Component, joinTable: string, field: string, parent: string, r: string, l: string, toMany: boolean): Source {
-  return {
-    from: sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(joinTable)} as ${sql.id(l)} on ${ref(l, 'cmp_id')} = ${ref(r, 'id')}`,
-    where: [
-      sql`${ref(l, 'entity_id')} = ${ref(parent, 'id')}`,
-      sql`${ref(l, 'component_type')} = ${target.uid}`,
-      sql`${ref(l, 'field')} = ${field}`
-    ],
-    order: [asc(ref(l, 'order'), true), asc(ref(l, 'id'))],
-    toMany
-  }
-}
-
 /** Renders the rows of `source` (one object, or an ordered array) with the selection's fields. */
 function rendered (
-  source: Source, target: ContentType | Component, selection: PopulateSelection, r: string, ctx: PopulateContext, extra: RawBuilder<unknown>[] = []
+  source: RelatedRows, target: ContentType | Component, selection: PopulateSelection, r: string, ctx: PopulateContext, extra: RawBuilder<unknown>[] = []
 ): RawBuilder<unknown> {
   const v = ctx.next('v')
   const where = [...source.where]
@@ -114,8 +52,7 @@ function rendered (
     ? [...sortTerms, { expr: ref(r, 'id'), direction: sortTerms[sortTerms.length - 1].direction }]
     : source.order
   const lateral = sql`cross join lateral (select ${selectList(target, r, selection.fields, selection.populate, ctx, extra)}) as ${sql.id(v)}`
-  const direction = (t: OrderTerm): RawBuilder<unknown> => sql.raw(`${t.direction}${t.nullsLast === true ? ' nulls last' : ''}`)
-  const orderBy = sql.join(orderTerms.map((t) => sql`${t.expr} ${direction(t)}`))
+  const orderBy = orderSql(orderTerms)
   const window = sql`${selection.limit === null ? sql`` : sql` limit ${selection.limit}`}${selection.start === null ? sql`` : sql` offset ${selection.start}`}`
   const whereSql = sql.join(where, sql` and `)
 
@@ -124,12 +61,12 @@ function rendered (
   }
   // The order travels with each row (o0, o1, ...) so json_agg can apply it explicitly.
   const keys = orderTerms.map((t, i) => sql`${t.expr} as ${sql.id(`o${i}`)}`)
-  const aggregateOrder = sql.join(orderTerms.map((t, i) => sql`${sql.ref(`q.o${i}`)} ${direction(t)}`))
+  const aggregateOrder = orderSql(orderTerms.map((t, i) => ({ ...t, expr: sql.ref(`q.o${i}`) })))
   return sql`(select coalesce(json_agg(q.doc order by ${aggregateOrder}), '[]'::json) from (select row_to_json(${sql.id(v)}) as doc, ${sql.join(keys)} from ${source.from} ${lateral} where ${whereSql} order by ${orderBy}${window}) as q)`
 }
 
 /** `populate[x][count]=true`: `{ "count": n }` instead of the rows. */
-function countOf (source: Source, selection: PopulateSelection, r: string, ctx: PopulateContext): RawBuilder<unknown> {
+function countOf (source: RelatedRows, selection: PopulateSelection, r: string, ctx: PopulateContext): RawBuilder<unknown> {
   const where = [...source.where]
   if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
   return sql`(select ('{"count":' || count(*) || '}')::json from ${source.from} where ${sql.join(where, sql` and `)})`
@@ -137,35 +74,24 @@ function countOf (source: Source, selection: PopulateSelection, r: string, ctx: 
 
 /** The SQL expression of one populated attribute of the row aliased `parent`. */
 export function populateExpression (node: PopulateNode, parent: string, parentModel: ContentType | Component, ctx: PopulateContext): RawBuilder<unknown> {
+  if (node.kind === 'dynamiczone') {
+    // One branch per component type, each rendering its own shape, merged in stored order.
+    const branches = [...node.components].map(([uid, selection]) => {
+      const r = ctx.next('r')
+      const l = ctx.next('l')
+      const v = ctx.next('v')
+      const source = relatedRows(node.association, selection.target, parentModel.uid, parent, r, l, ctx.status)
+      const where = [...source.where]
+      if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
+      const list = selectList(selection.target, r, selection.fields, selection.populate, ctx, [sql`${uid}::text as "__component"`])
+      return sql`select row_to_json(${sql.id(v)}) as doc, ${ref(l, 'order')} as o0, ${ref(l, 'id')} as o1 from ${source.from} cross join lateral (select ${list}) as ${sql.id(v)} where ${sql.join(where, sql` and `)}`
+    })
+    if (branches.length === 0) return sql`'[]'::json`
+    return sql`(select coalesce(json_agg(q.doc order by q.o0 asc nulls last, q.o1 asc), '[]'::json) from (${sql.join(branches, sql` union all `)}) as q)`
+  }
   const r = ctx.next('r')
   const l = ctx.next('l')
-  switch (node.kind) {
-    case 'relation': {
-      const source = relationSource(node, parent, r, l, ctx)
-      return node.count ? countOf(source, node, r, ctx) : rendered(source, node.target, node, r, ctx)
-    }
-    case 'media': {
-      const source = mediaSource(node, parent, parentModel, r, l)
-      return node.count ? countOf(source, node, r, ctx) : rendered(source, node.target, node, r, ctx)
-    }
-    case 'component': {
-      const source = componentSource(node.target, node.association.joinTable, node.association.name, parent, r, l, node.association.repeatable)
-      return rendered(source, node.target, node, r, ctx)
-    }
-    case 'dynamiczone': {
-      // One branch per component type, each rendering its own shape, merged in stored order.
-      const branches = [...node.components].map(([uid, selection]) => {
-        const rb = ctx.next('r')
-        const lb = ctx.next('l')
-        const v = ctx.next('v')
-        const source = componentSource(selection.target, node.association.joinTable, node.association.name, parent, rb, lb, true)
-        const where = [...source.where]
-        if (selection.filters !== null) where.push(compileFilter(selection.filters, rb, ctx))
-        const list = selectList(selection.target, rb, selection.fields, selection.populate, ctx, [sql`${uid}::text as "__component"`])
-        return sql`select row_to_json(${sql.id(v)}) as doc, ${ref(lb, 'order')} as o0, ${ref(lb, 'id')} as o1 from ${source.from} cross join lateral (select ${list}) as ${sql.id(v)} where ${sql.join(where, sql` and `)}`
-      })
-      if (branches.length === 0) return sql`'[]'::json`
-      return sql`(select coalesce(json_agg(q.doc order by q.o0 asc nulls last, q.o1 asc), '[]'::json) from (${sql.join(branches, sql` union all `)}) as q)`
-    }
-  }
+  const source = relatedRows(node.association, node.target, parentModel.uid, parent, r, l, ctx.status)
+  if (node.kind !== 'component' && node.count) return countOf(source, node, r, ctx)
+  return rendered(source, node.target, node, r, ctx)
 }

@@ -16,6 +16,7 @@ export const fileContentType: ContentTypeSchema = {
     name: { type: 'string', required: true },
     alternativeText: { type: 'text' },
     caption: { type: 'text' },
+    focalPoint: { type: 'json' },
     width: { type: 'integer' },
     height: { type: 'integer' },
     formats: { type: 'json' },
@@ -27,7 +28,8 @@ export const fileContentType: ContentTypeSchema = {
     previewUrl: { type: 'text' },
     provider: { type: 'string', required: true },
     provider_metadata: { type: 'json' },
-    folderPath: { type: 'string' }
+    // Where the file sits in the media library's folders; the content API never shows it.
+    folderPath: { type: 'string', private: true }
   }
 }
 

@@ -78,7 +78,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
   return {
     fields: parseFields(model, raw.fields),
     filters,
-    sort: parseSort(model, raw.sort),
+    sort: parseSort(model, raw.sort, options.registry),
     populate: parsePopulate(options.registry, model, raw.populate),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),

@@ -128,7 +128,7 @@ class PopulateParser {
     return {
       fields: parseFields(target, options.fields),
       filters: parseFilters(target, options.filters, this.#registry),
-      sort: parseSort(target, options.sort),
+      sort: parseSort(target, options.sort, this.#registry),
       populate: this.parse(target, options.populate, path),
       ...window(options)
     }

@@ -1,13 +1,27 @@
 import { ValidationError } from '../errors.js'
-import type { Component, ContentType, Field } from '../model/registry.js'
+import { FILE_UID, type ComponentAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
+import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { resolveField, splitList } from './fields.js'
 
+/** One step from a model to a related one: a to-one (or first-of-many) relation, media or component. */
+export interface SortHop {
+  association: RelationAssociation | MediaAssociation | ComponentAssociation
+  target: ContentType | Component
+  /** The uid of the model declaring the association. */
+  owner: string
+}
+
 export interface SortTerm {
+  /** Relations walked before the field (`sort=category.name`); empty for the model's own fields. */
+  path: SortHop[]
   field: Field
   direction: 'asc' | 'desc'
 }
 
+type Model = ContentType | Component
+
 const INVALID_SORT = 'Invalid sort parameter. Expected a string, an array of strings, a sort object or an array of sort objects'
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 
 function direction (value: unknown): 'asc' | 'desc' {
   if (typeof value !== 'string') throw new ValidationError(INVALID_SORT)
@@ -16,32 +30,65 @@ function direction (value: unknown): 'asc' | 'desc' {
   return lower
 }
 
-function termFromString (model: ContentType | Component, item: string): SortTerm {
+function invalidKey (key: string, path: string): ValidationError {
+  return ValidationError.invalidKey(key, { key, path, source: 'query', param: 'sort' })
+}
+
+/** Resolves `category.name` (or `['category', 'name']`) to the hops and the final field. */
+function resolvePath (model: Model, names: string[], registry: Registry | null): { path: SortHop[], field: Field } {
+  const path: SortHop[] = []
+  let current = model
+  for (const [i, name] of names.entries()) {
+    if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
+    if (i === names.length - 1) return { path, field: resolveField(current, name, 'sort') }
+    const association = current.associations.get(name)
+    const where = names.slice(0, i + 1).join('.')
+    if (association === undefined || association.kind === 'dynamiczone' || registry === null ||
+      (current.attributes[name] as { private?: boolean }).private === true) {
+      throw invalidKey(name, where)
+    }
+    const target = association.kind === 'component'
+      ? registry.components.get(association.component)
+      : registry.get(association.kind === 'media' ? FILE_UID : association.target)
+    if (target === undefined) throw invalidKey(name, where)
+    path.push({ association, target, owner: current.uid })
+    current = target
+  }
+  throw new ValidationError('Field cannot be empty')
+}
+
+function termFromString (model: Model, item: string, registry: Registry | null): SortTerm {
   const [name, order = 'asc', ...rest] = item.split(':')
   if (rest.length > 0) throw new ValidationError('Invalid order. order can only be one of asc|desc|ASC|DESC')
   if (name.trim() === '') throw new ValidationError('Field cannot be empty')
-  return { field: resolveField(model, name.trim(), 'sort'), direction: direction(order.trim()) }
+  return { ...resolvePath(model, name.trim().split('.'), registry), direction: direction(order.trim()) }
 }
 
-function termsFromObject (model: ContentType | Component, item: Record<string, unknown>): SortTerm[] {
-  return Object.entries(item).map(([name, order]) => {
-    if (name === '__proto__' || name === 'constructor' || name === 'prototype') throw new ValidationError('Invalid sort query')
-    return { field: resolveField(model, name, 'sort'), direction: direction(order) }
+/** `{ title: 'desc' }` and nested `{ category: { name: 'asc' } }`. */
+function termsFromObject (model: Model, item: Record<string, unknown>, registry: Registry | null, prefix: string[] = []): SortTerm[] {
+  return Object.entries(item).flatMap(([name, order]) => {
+    if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
+    const names = [...prefix, name]
+    if (typeof order === 'object' && order !== null && !Array.isArray(order)) {
+      return termsFromObject(model, order as Record<string, unknown>, registry, names)
+    }
+    return [{ ...resolvePath(model, names, registry), direction: direction(order) }]
   })
 }
 
 /**
  * `sort` in all of Strapi's forms: `title`, `title:desc`, `kind,title:desc`, `sort[0]=a&sort[1]=b:desc`,
- * `sort[title]=desc` and `sort[0][title]=desc`. The direction is case-insensitive; unknown,
- * private and password fields are a 400.
+ * `sort[title]=desc`, `sort[0][title]=desc`, and through relations `category.name:asc` or
+ * `sort[category][name]=asc`. The direction is case-insensitive; unknown, private and password
+ * fields, and dynamic zones, are a 400.
  */
-export function parseSort (model: ContentType | Component, raw: unknown): SortTerm[] {
+export function parseSort (model: Model, raw: unknown, registry: Registry | null = null): SortTerm[] {
   if (raw === undefined || raw === null || raw === '') return []
   const items = Array.isArray(raw) ? raw : [raw]
   const terms: SortTerm[] = []
   for (const item of items) {
-    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part))
-    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>))
+    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, registry))
+    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, registry))
     else throw new ValidationError(INVALID_SORT)
   }
   return terms

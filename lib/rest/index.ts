@@ -2,14 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import qs from 'qs'
 import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
-import type { Registry } from '../model/registry.js'
 import { QS_OPTIONS } from '../query/querystring.js'
 import { errorHandler } from './error-handler.js'
 import { registerContentTypeRoutes, type RouteContext } from './routes.js'
 
-export interface RestPluginOptions extends RouteContext {
-  registry: Registry
-}
+export type RestPluginOptions = RouteContext
 
 /**
  * The REST surface, registered as an encapsulated child (under the `rest.prefix`, `/api` by

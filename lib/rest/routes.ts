@@ -3,7 +3,7 @@ import Type from 'typebox'
 import type { AccessControl, AccessRequest, ContentAction } from '../auth/access.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
-import type { ContentType } from '../model/registry.js'
+import type { ContentType, Registry } from '../model/registry.js'
 import { parseQueryString, type RawQuery } from '../query/index.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The content type and action a content-API route serves, read by the access check. */
     contentApi?: AccessRequest
+    /** The route's model, for response shaping (the v4 format). */
+    contentApiModel?: { model: ContentType, registry: Registry }
   }
 }
 
@@ -27,7 +29,8 @@ const ROUTED_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
 const errors = { 400: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
 
 function send (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body) : body)
+  const { model, registry } = request.routeOptions.config.contentApiModel!
+  return reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, registry) : body)
 }
 
 /**
@@ -45,6 +48,7 @@ function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: 
 }
 
 export interface RouteContext {
+  registry: Registry
   access: AccessControl
   documents: (uid: string) => DocumentService
 }
@@ -58,7 +62,7 @@ export interface RouteContext {
 export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext): void {
   const service = ctx.documents(model.uid)
   const tags = [model.displayName]
-  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
+  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name }, contentApiModel: { model, registry: ctx.registry } })
   const guard = async (request: FastifyRequest): Promise<void> => {
     await ctx.access.check(request, request.routeOptions.config.contentApi!)
   }

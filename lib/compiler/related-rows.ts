@@ -1,0 +1,82 @@
+import { sql, type RawBuilder } from 'kysely'
+import { MEDIA_LINK_TABLE, type ComponentAssociation, type DynamicZoneAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
+import type { Component, ContentType } from '../model/registry.js'
+import type { Status } from '../query/index.js'
+
+export const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
+
+export interface OrderTerm {
+  expr: RawBuilder<unknown>
+  direction: 'asc' | 'desc'
+  /** Rows linked without an order value sort after the ordered ones. */
+  nullsLast?: boolean
+}
+
+const asc = (expr: RawBuilder<unknown>, nullsLast = false): OrderTerm => ({ expr, direction: 'asc', nullsLast })
+
+export function orderSql (terms: readonly OrderTerm[]): RawBuilder<unknown> {
+  return sql.join(terms.map((t) => sql`${t.expr} ${sql.raw(`${t.direction}${t.nullsLast === true ? ' nulls last' : ''}`)}`))
+}
+
+/**
+ * The rows related to the parent row aliased `parent` through one association, as the pieces of
+ * a sub-select: `select ... from <from> where <where> order by <order>`, with the related rows
+ * aliased `r` and the link (or join) rows aliased `l`. Populate, filters and sort all read
+ * related rows through this one description, so they always agree on what "related" means:
+ *
+ * - relation: `"categories" as r join "articles_category_lnk" as l on l.category_id = r.id
+ *   where l.article_id = parent.id [and r.published_at is (not) null]`, in the link's stored order;
+ * - media: the polymorphic `files_related_mph` link, by owner uid and attribute name;
+ * - component (or one component type of a dynamic zone): the owner's `_cmps` join table.
+ */
+export interface RelatedRows {
+  from: RawBuilder<unknown>
+  where: Array<RawBuilder<unknown>>
+  /** Stored order, ending with a unique tie-breaker. */
+  order: OrderTerm[]
+  toMany: boolean
+}
+
+export function relatedRows (
+  association: RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation,
+  target: ContentType | Component, ownerUid: string, parent: string, r: string, l: string, status: Status
+): RelatedRows {
+  switch (association.kind) {
+    case 'relation': {
+      const { link } = association
+      const where = [sql`${ref(l, link.sourceColumn)} = ${ref(parent, 'id')}`]
+      // A row links to every version of a related document; the request's status picks one.
+      if ((target as ContentType).draftAndPublish === true) {
+        where.push(status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`)
+      }
+      return {
+        from: sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(link.table)} as ${sql.id(l)} on ${ref(l, link.targetColumn)} = ${ref(r, 'id')}`,
+        where,
+        order: link.orderColumn === null ? [asc(ref(l, 'id'))] : [asc(ref(l, link.orderColumn), true), asc(ref(l, 'id'))],
+        toMany: association.toMany
+      }
+    }
+    case 'media':
+      return {
+        from: sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(MEDIA_LINK_TABLE)} as ${sql.id(l)} on ${ref(l, 'file_id')} = ${ref(r, 'id')}`,
+        where: [
+          sql`${ref(l, 'related_id')} = ${ref(parent, 'id')}`,
+          sql`${ref(l, 'related_type')} = ${ownerUid}`,
+          sql`${ref(l, 'field')} = ${association.name}`
+        ],
+        order: [asc(ref(l, 'order'), true), asc(ref(l, 'id'))],
+        toMany: association.multiple
+      }
+    default:
+      return {
+        from: sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(association.joinTable)} as ${sql.id(l)} on ${ref(l, 'cmp_id')} = ${ref(r, 'id')}`,
+        where: [
+          sql`${ref(l, 'entity_id')} = ${ref(parent, 'id')}`,
+          sql`${ref(l, 'component_type')} = ${target.uid}`,
+          sql`${ref(l, 'field')} = ${association.name}`
+        ],
+        order: [asc(ref(l, 'order'), true), asc(ref(l, 'id'))],
+        toMany: association.kind === 'dynamiczone' || association.repeatable
+      }
+  }
+}
