@@ -74,6 +74,21 @@ function countOf (source: RelatedRows, selection: PopulateSelection, r: string, 
 
 /** The SQL expression of one populated attribute of the row aliased `parent`. */
 export function populateExpression (node: PopulateNode, parent: string, parentModel: ContentType | Component, ctx: PopulateContext): RawBuilder<unknown> {
+  if (node.kind === 'localizations') {
+    // The other rows of the same document: same status, every other locale.
+    const r = ctx.next('r')
+    const source: RelatedRows = {
+      from: sql`${sql.table(node.target.tableName)} as ${sql.id(r)}`,
+      where: [
+        sql`${ref(r, 'document_id')} = ${ref(parent, 'document_id')}`,
+        sql`${ref(r, 'locale')} <> ${ref(parent, 'locale')}`,
+        node.target.draftAndPublish ? (ctx.status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`) : sql`true`
+      ],
+      order: [{ expr: ref(r, 'id'), direction: 'asc' }],
+      toMany: true
+    }
+    return rendered(source, node.target, node, r, ctx)
+  }
   if (node.kind === 'dynamiczone') {
     // One branch per component type, each rendering its own shape, merged in stored order.
     const branches = [...node.components].map(([uid, selection]) => {

@@ -155,27 +155,47 @@ export class DocumentService {
     const generated = generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial: false })
     const associations = this.#associationInputs(input.deferred)
-    const { status, locale } = this.#scope(params, false)
+    const { status, locale } = this.#writeScope(params)
     const values = await hashPasswords(this.model, input.values)
 
     return await this.#ctx.db.transaction().execute(async (trx) => {
-      await enforceUnique(trx, this.model, values, { documentId: null, locale, draftsOnly: this.#draftOnly(status) }, generated)
       const documentId = createDocumentId()
-      const now = new Date().toISOString()
-      const row: Row = {
-        ...toColumns(this.model, values),
-        document_id: documentId,
-        created_at: now,
-        updated_at: now,
-        // The first row is the draft of a draft & publish type, the only row of any other.
-        published_at: this.model.draftAndPublish ? null : now
-      }
-      if (this.model.localized) row.locale = locale
-      const inserted = await trx.insertInto(this.model.tableName).values(row).returning('id').executeTakeFirstOrThrow()
-      await this.#writeAssociations(trx, { model: this.model, rowId: inserted.id as number, documentId, locale }, associations)
-      if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
+      await this.#insertVersion(trx, { documentId, locale, status, values, associations, generated })
       return await this.#reread(trx, documentId, status, locale, shape)
     })
+  }
+
+  /**
+   * Writes a new (draft, or only) row of a document in one locale: a new document, or a new
+   * locale of an existing one, which takes the values of the document's non-localized
+   * attributes from its other locales. Publishes it unless `status` is draft.
+   */
+  async #insertVersion (trx: Transaction<any>, version: {
+    documentId: string
+    locale: string | null
+    status: Status
+    values: Record<string, unknown>
+    associations: Array<[Association, unknown]>
+    generated: ReadonlySet<string>
+    shared?: Row
+  }): Promise<void> {
+    const { documentId, locale, status, values } = version
+    await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, version.generated)
+    const now = new Date().toISOString()
+    const row: Row = {
+      ...version.shared,
+      ...toColumns(this.model, values),
+      document_id: documentId,
+      created_at: now,
+      updated_at: now,
+      // The first row is the draft of a draft & publish type, the only row of any other.
+      published_at: this.model.draftAndPublish ? null : now
+    }
+    if (this.model.localized) row.locale = locale
+    const inserted = await trx.insertInto(this.model.tableName).values(row).returning('id').executeTakeFirstOrThrow()
+    await this.#writeAssociations(trx, { model: this.model, rowId: inserted.id as number, documentId, locale }, version.associations)
+    await this.#syncShared(trx, documentId, locale, values)
+    if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
   }
 
   /**
@@ -185,9 +205,10 @@ export class DocumentService {
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const shape = this.#shape(params)
-    const input = validateInput(this.model, plainData(params.data), { partial: true })
+    const data = plainData(params.data)
+    const input = validateInput(this.model, data, { partial: true })
     const associations = this.#associationInputs(input.deferred)
-    const { status, locale } = this.#scope(params, false)
+    const { status, locale } = this.#writeScope(params)
     const values = await hashPasswords(this.model, input.values)
 
     return await this.#ctx.db.transaction().execute(async (trx) => {
@@ -199,12 +220,66 @@ export class DocumentService {
         .where((eb) => this.model.draftAndPublish ? eb('published_at', 'is', null) : sql<boolean>`true`)
       const now = new Date().toISOString()
       const updated = await target.set({ ...toColumns(this.model, values), updated_at: now }).returning(['id']).execute()
-      if (updated.length === 0) return null
+      if (updated.length === 0) {
+        // Writing an existing document in a locale it does not have yet creates that locale.
+        const created = await this.#createLocale(trx, documentId, locale, status, data, associations)
+        return created ? await this.#reread(trx, documentId, status, locale, shape) : null
+      }
       await this.#writeAssociations(trx, { model: this.model, rowId: updated[0].id as number, documentId, locale }, associations)
       await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
+      await this.#syncShared(trx, documentId, locale, values)
       if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
       return await this.#reread(trx, documentId, status, locale, shape)
     })
+  }
+
+  /**
+   * A new locale of an existing document (PUT `?locale=fr` on its documentId, as Strapi v5 does):
+   * validated as a creation, with the non-localized attributes taken from the other locales.
+   * Returns false when the document does not exist in any locale.
+   */
+  async #createLocale (
+    trx: Transaction<any>, documentId: string, locale: string | null, status: Status,
+    data: Record<string, unknown>, associations: Array<[Association, unknown]>
+  ): Promise<boolean> {
+    if (!this.model.localized || locale === null) return false
+    const shared = [...this.model.writableFields.values()].filter((f) => !f.localized).map((f) => f.column)
+    const sibling = await trx.selectFrom(this.model.tableName)
+      .select(['id', ...shared])
+      .where('document_id', '=', documentId)
+      .orderBy(sql`published_at is not null`).orderBy('id')
+      .executeTakeFirst()
+    if (sibling === undefined) return false
+    const copy = { ...data }
+    const generated = generateUids(this.model, copy)
+    const input = validateInput(this.model, copy, { partial: false })
+    const values = await hashPasswords(this.model, input.values)
+    const { id: _, ...sharedValues } = sibling
+    await this.#insertVersion(trx, { documentId, locale, status, values, associations, generated, shared: sharedValues })
+    return true
+  }
+
+  /**
+   * Non-localized attributes hold one value for all locales of a document: a write in one
+   * locale is copied to the draft rows (the only rows without draft & publish) of the others.
+   */
+  async #syncShared (trx: Transaction<any>, documentId: string, locale: string | null, values: Record<string, unknown>): Promise<void> {
+    if (!this.model.localized || locale === null) return
+    const shared = Object.fromEntries(Object.entries(values).filter(([name]) => this.model.writableFields.get(name)?.localized === false))
+    if (Object.keys(shared).length === 0) return
+    let query = trx.updateTable(this.model.tableName).set(toColumns(this.model, shared))
+      .where('document_id', '=', documentId).where('locale', '<>', locale)
+    if (this.model.draftAndPublish) query = query.where('published_at', 'is', null)
+    await query.execute()
+  }
+
+  /** A write's status and locale; the locale must be one of the configured ones. */
+  #writeScope (params: { status?: unknown, locale?: unknown }): { status: Status, locale: string | null } {
+    const scope = this.#scope(params, false)
+    if (scope.locale !== null && !this.#ctx.i18n.locales.includes(scope.locale)) {
+      throw new ValidationError(`This locale doesn't exist: ${scope.locale}`, { key: 'locale', source: 'query', param: 'locale' })
+    }
+    return scope
   }
 
   /**
@@ -234,6 +309,82 @@ export class DocumentService {
       const entries = await deleteRows(trx, this.#ctx.registry, this.model, rows.map((r) => r.id as number))
       return { documentId, entries }
     })
+  }
+
+  /**
+   * Publishes the current draft of a document in one locale (every locale with `locale: '*'`).
+   * Returns the published versions; none when the document has no draft there.
+   */
+  async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
+    this.#requireDraftAndPublish('publish')
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      const now = new Date().toISOString()
+      const locales = await this.#versionLocales(trx, params.documentId, params.locale, true)
+      for (const locale of locales) await this.#publish(trx, params.documentId, locale, now)
+      const entries: Document[] = []
+      for (const locale of locales) entries.push(await this.#reread(trx, params.documentId, 'published', locale, this.#shape({ data: {} })))
+      return { documentId: params.documentId, entries }
+    })
+  }
+
+  /** Removes the published version of a document (one locale, or all with `'*'`); the draft stays. */
+  async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
+    this.#requireDraftAndPublish('unpublish')
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      const rows = await this.#versionRows(trx, params.documentId, params.locale, true)
+      return { documentId: params.documentId, entries: await deleteRows(trx, this.#ctx.registry, this.model, rows) }
+    })
+  }
+
+  /** Replaces the draft with a copy of the published version, dropping unpublished edits. */
+  async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
+    this.#requireDraftAndPublish('discardDraft')
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      const entries: Document[] = []
+      for (const locale of await this.#versionLocales(trx, params.documentId, params.locale, false)) {
+        const pair = await this.#versionPair(trx, params.documentId, locale)
+        if (pair.published === null || pair.draft === null) continue
+        const columns = [...this.model.fields.values()].filter((f) => !f.system || f.name === 'createdAt' || f.name === 'updatedAt').map((f) => f.column)
+        await trx.updateTable(`${this.model.tableName} as d`).from(`${this.model.tableName} as p`)
+          .set(Object.fromEntries(columns.map((c) => [c, sql.ref(`p.${c}`)])))
+          .where('d.id', '=', pair.draft).where('p.id', '=', pair.published).execute()
+        await copyRowAssociations(trx, this.#ctx.registry, this.model, pair.published, pair.draft)
+        entries.push(await this.#reread(trx, params.documentId, 'draft', locale, this.#shape({ data: {} })))
+      }
+      return { documentId: params.documentId, entries }
+    })
+  }
+
+  #requireDraftAndPublish (action: string): void {
+    if (!this.model.draftAndPublish) throw new ValidationError(`${action}: ${this.model.uid} does not have draft & publish enabled`)
+  }
+
+  /** Locales (null for non-localized types) in which the document has a draft (or a published) row. */
+  async #versionLocales (trx: Transaction<any>, documentId: string, locale: string | undefined, drafts: boolean): Promise<Array<string | null>> {
+    if (!this.model.localized) return [null]
+    const wanted = parseLocale(this.model, locale, this.#ctx.i18n, true)
+    let query = trx.selectFrom(this.model.tableName).select('locale').distinct().where('document_id', '=', documentId)
+      .where('published_at', drafts ? 'is' : 'is not', null)
+    if (wanted !== null) query = query.where('locale', '=', wanted)
+    return (await query.execute()).map((r) => r.locale as string)
+  }
+
+  async #versionRows (trx: Transaction<any>, documentId: string, locale: string | undefined, published: boolean): Promise<number[]> {
+    const wanted = parseLocale(this.model, locale, this.#ctx.i18n, true)
+    let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
+      .where('published_at', published ? 'is not' : 'is', null)
+    if (this.model.localized && wanted !== null) query = query.where('locale', '=', wanted)
+    return (await query.execute()).map((r) => r.id as number)
+  }
+
+  async #versionPair (trx: Transaction<any>, documentId: string, locale: string | null): Promise<{ draft: number | null, published: number | null }> {
+    let query = trx.selectFrom(this.model.tableName).select(['id', 'published_at']).where('document_id', '=', documentId)
+    if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
+    const rows = await query.execute()
+    return {
+      draft: (rows.find((r) => r.published_at === null)?.id as number | undefined) ?? null,
+      published: (rows.find((r) => r.published_at !== null)?.id as number | undefined) ?? null
+    }
   }
 
   #draftOnly (status: Status): boolean {
@@ -274,10 +425,9 @@ export class DocumentService {
       await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
       created = true
     }
-    const rows = await trx.selectFrom(`${this.model.tableName} as p`).select(['p.id', 'p.published_at'])
-      .where((eb) => eb.or([version('p', true)(eb), version('p', false)(eb)])).execute()
-    const draftRow = rows.find((r) => r.published_at === null)!.id as number
-    const publishedRow = rows.find((r) => r.published_at !== null)!.id as number
+    const pair = await this.#versionPair(trx, documentId, locale)
+    if (pair.draft === null || pair.published === null) return
+    const [draftRow, publishedRow] = [pair.draft, pair.published]
     await copyRowAssociations(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
     if (created) await mirrorIncomingLinks(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
   }
@@ -325,10 +475,9 @@ export class DocumentService {
     return JSON.parse(row.data) as Document
   }
 
-  async #singleDocumentId (db: Kysely<any>, locale: string | null): Promise<string | null> {
-    let query = db.selectFrom(this.model.tableName).select('document_id').orderBy('id').limit(1)
-    if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
-    const row = await query.executeTakeFirst()
+  /** The single type's one document, whichever locales it has. */
+  async #singleDocumentId (db: Kysely<any>, _locale?: string | null): Promise<string | null> {
+    const row = await db.selectFrom(this.model.tableName).select('document_id').orderBy('id').limit(1).executeTakeFirst()
     return (row?.document_id as string | undefined) ?? null
   }
 }

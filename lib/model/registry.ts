@@ -24,6 +24,12 @@ export interface Field {
   /** Private and password fields never leave the server and cannot be filtered, sorted or selected. */
   readonly hidden: boolean
   readonly writable: boolean
+  /**
+   * Whether each locale of a document has its own value. On a localized content type an
+   * attribute is localized unless it says `pluginOptions: { i18n: { localized: false } }`; the
+   * others hold one value shared by every locale of the document.
+   */
+  readonly localized: boolean
 }
 
 export interface ContentType {
@@ -77,10 +83,10 @@ export function isScalarAttribute (attribute: Attribute): attribute is ScalarAtt
 }
 
 function systemField (name: string, column: string, type: ScalarType): Field {
-  return { name, column, type, attribute: null, system: true, hidden: false, writable: false }
+  return { name, column, type, attribute: null, system: true, hidden: false, writable: false, localized: false }
 }
 
-function attributeFields (attributes: Record<string, Attribute>): Field[] {
+function attributeFields (attributes: Record<string, Attribute>, localizedType: boolean): Field[] {
   const fields: Field[] = []
   for (const [name, attribute] of Object.entries(attributes)) {
     if (!isScalarAttribute(attribute)) continue
@@ -91,7 +97,8 @@ function attributeFields (attributes: Record<string, Attribute>): Field[] {
       attribute,
       system: false,
       hidden: attribute.private === true || attribute.type === 'password',
-      writable: attribute.writable !== false
+      writable: attribute.writable !== false,
+      localized: localizedType && attribute.pluginOptions?.i18n?.localized !== false
     })
   }
   return fields
@@ -103,7 +110,7 @@ function freeze<T extends object> (value: T): T {
 
 function buildContentType (uid: string, schema: ContentTypeSchema, names: ReadonlyMap<string, ModelNames>): ContentType {
   const localized = schema.pluginOptions?.i18n?.localized === true
-  const own = attributeFields(schema.attributes)
+  const own = attributeFields(schema.attributes, localized)
   const all: Field[] = [
     systemField('id', 'id', 'integer'),
     systemField('documentId', 'document_id', 'string'),
@@ -134,7 +141,7 @@ function buildContentType (uid: string, schema: ContentTypeSchema, names: Readon
 
 function buildComponent (uid: string, schema: ComponentSchema, names: ReadonlyMap<string, ModelNames>): Component {
   const [category] = uid.split('.')
-  const own = attributeFields(schema.attributes)
+  const own = attributeFields(schema.attributes, false)
   const all = [systemField('id', 'id', 'integer'), ...own]
   const self = names.get(uid)!
   return freeze({

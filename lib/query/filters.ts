@@ -145,6 +145,8 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
       throw invalidKey(key, walk.path.length > 0 ? walk.path.join('.') : null)
     } else {
       const path = [...walk.path, key].join('.')
+      // Strapi drops filters on i18n's `localizations` (not a stored relation); so do we.
+      if (key === 'localizations' && walk.model.modelType === 'contentType' && walk.model.localized) continue
       const association = walk.model.associations.get(key)
       if (association !== undefined) {
         const node = relatedFilter(association, operand, walk, path)

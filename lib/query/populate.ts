@@ -22,6 +22,11 @@ export type PopulateNode =
   | ({ kind: 'media', association: Association & { kind: 'media' }, target: ContentType, count: boolean } & PopulateSelection)
   | ({ kind: 'component', association: Association & { kind: 'component' }, target: Component } & PopulateSelection)
   | { kind: 'dynamiczone', association: Association & { kind: 'dynamiczone' }, components: Map<string, { target: Component } & PopulateSelection> }
+  /** The document's other locales (i18n's `localizations`), in the request's status. */
+  | ({ kind: 'localizations', target: ContentType } & PopulateSelection)
+
+/** The i18n attribute every localized content type has: the same document in its other locales. */
+export const LOCALIZATIONS = 'localizations'
 
 /** Populated attributes by name, in request order. */
 export type PopulateTree = Map<string, PopulateNode>
@@ -68,7 +73,9 @@ class PopulateParser {
 
   /** Every association of a model, one level deep: what `populate=*` means. */
   #all (model: Model): Record<string, unknown> {
-    return Object.fromEntries([...model.associations.keys()].map((name) => [name, true]))
+    const names = [...model.associations.keys()]
+    if (model.modelType === 'contentType' && model.localized) names.push(LOCALIZATIONS)
+    return Object.fromEntries(names.map((name) => [name, true]))
   }
 
   /** Normalises every accepted form into `{ attribute: true | options-object }`. */
@@ -107,6 +114,13 @@ class PopulateParser {
     const tree: PopulateTree = new Map()
     for (const [name, value] of Object.entries(this.#normalise(model, raw, path.join('.')))) {
       if (value === undefined || value === null) continue
+      if (name === LOCALIZATIONS && model.modelType === 'contentType' && model.localized) {
+        const enabled = flag(value)
+        if (enabled === false) continue
+        const options = isPlainObject(value) ? value : {}
+        tree.set(name, { kind: 'localizations', target: model, ...this.#selection(model, options, [...path, name]) })
+        continue
+      }
       const association = model.associations.get(name)
       if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true) {
         throw invalidKey(name, name)

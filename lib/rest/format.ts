@@ -28,6 +28,10 @@ type Json = Record<string, unknown>
 /** Populated attributes in v4 shape: relations and media wrapped in `{ data }`, components flat. */
 function v4Attributes (model: Model, registry: Registry, document: Json, into: Json): void {
   for (const [key, value] of Object.entries(document)) {
+    if (key === 'localizations' && model.modelType === 'contentType' && Array.isArray(value)) {
+      into[key] = { data: value.map((v) => toV4(model, registry, v as Json)) }
+      continue
+    }
     const association = model.associations.get(key)
     if (association === undefined || value === null && association.kind !== 'relation' && association.kind !== 'media') {
       into[key] = value
