@@ -67,10 +67,10 @@ export interface ParseOptions {
 
 /**
  * Validates a request's raw (qs-parsed) query into a `QueryTree`; every mistake is a 400.
- * Single-document reads ignore `filters`, as Strapi does.
+ * Filters apply to single-document reads too: a document that does not match is a 404, as in Strapi.
  */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
-  const filters = options.allowAllLocales ? parseFilters(model, raw.filters, options.registry) : null
+  const filters = parseFilters(model, raw.filters, options.registry)
   // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null
