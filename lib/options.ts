@@ -34,7 +34,12 @@ const I18nOptions = Type.Object({
   /** Locale codes documents of localized types may have. */
   locales: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, default: ['en'] }),
   /** The locale a request addresses when it names none. */
-  defaultLocale: Type.String({ minLength: 1, default: 'en' })
+  defaultLocale: Type.String({ minLength: 1, default: 'en' }),
+  /**
+   * Beyond Strapi: locales to read, in order, when a document has no version in the requested
+   * one, e.g. `{ 'fr-CA': ['fr', 'en'] }`. Off (empty) by default.
+   */
+  fallbacks: Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 })), { default: {} })
 }, { additionalProperties: false })
 
 const QueryOptions = Type.Object({
@@ -106,6 +111,11 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   if (problems.length === 0) {
     if (resolved.rest.defaultLimit > resolved.rest.maxLimit) problems.push('rest.defaultLimit must not be greater than rest.maxLimit')
     if (!resolved.i18n.locales.includes(resolved.i18n.defaultLocale)) problems.push(`i18n.defaultLocale "${resolved.i18n.defaultLocale}" is not one of i18n.locales`)
+    for (const [locale, chain] of Object.entries(resolved.i18n.fallbacks)) {
+      for (const code of [locale, ...chain]) {
+        if (!resolved.i18n.locales.includes(code)) problems.push(`i18n.fallbacks: "${code}" is not one of i18n.locales`)
+      }
+    }
   }
   if (problems.length > 0) throw new ConfigurationError(problems)
   return resolved

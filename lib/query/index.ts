@@ -20,6 +20,7 @@ export type Status = 'published' | 'draft'
 export interface LocaleSettings {
   locales: readonly string[]
   defaultLocale: string
+  fallbacks?: Readonly<Record<string, readonly string[]>>
 }
 
 /**
@@ -35,6 +36,8 @@ export interface QueryTree {
   status: Status
   /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
   locale: string | null
+  /** Locales read instead, in order, for documents missing in `locale` (`i18n.fallbacks`). */
+  fallbacks: readonly string[]
 }
 
 export function parseStatus (raw: unknown): Status {
@@ -82,6 +85,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     populate: parsePopulate(options.registry, model, raw.populate),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),
-    locale
+    locale,
+    fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []
   }
 }
