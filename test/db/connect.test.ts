@@ -1,0 +1,112 @@
+import t from 'tap'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import contentApi, { type DatabaseOption } from '../../lib/index.js'
+import { createTestDatabase, DATABASE_URL } from '../helpers/database.js'
+import { article } from '../fixtures/models.js'
+
+/**
+ * The forms of the `db` option: a Kysely instance the application owns, a PostgreSQL connection
+ * string, an embedded PGlite in a data directory or in memory, or a PGlite instance given.
+ */
+
+async function start (db: DatabaseOption): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false })
+  await app.register(contentApi, { models: [article], db })
+  await app.ready()
+  return app
+}
+
+async function createArticle (app: FastifyInstance, title: string): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/api/articles', payload: { data: { title } } })
+  if (res.statusCode !== 200) throw new Error(`create failed: ${res.body}`)
+  return res.json().data.documentId
+}
+
+async function titles (app: FastifyInstance): Promise<string[]> {
+  return (await app.inject('/api/articles')).json().data.map((d: { title: string }) => d.title)
+}
+
+t.test('a Kysely instance: used as given, never destroyed by the app', async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = await start(database.db)
+  t.equal(app.contentApi.db, database.db, 'app.contentApi.db is the instance given')
+  await createArticle(app, 'Through Kysely')
+  await app.close()
+  const { rows } = await sql<{ title: string }>`select title from articles where published_at is not null`.execute(database.db)
+  t.same(rows.map((r) => r.title), ['Through Kysely'], 'still usable after the app closed, and the rows are there')
+
+  const again = await start(database.db)
+  t.teardown(() => again.close())
+  t.same(await titles(again), ['Through Kysely'], 'a second app on the same instance sees the data')
+})
+
+t.test('a PostgreSQL connection string', { skip: DATABASE_URL === undefined || DATABASE_URL === '' ? 'DATABASE_URL is not set: no PostgreSQL server to connect to' : false }, async (t) => {
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const admin = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: DATABASE_URL, max: 1 }) }) })
+  await sql`create schema ${sql.id(schema)}`.execute(admin)
+  t.teardown(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin)
+    await admin.destroy()
+  })
+  const url = new URL(DATABASE_URL!)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+
+  const app = await start(url.toString())
+  const documentId = await createArticle(app, 'Through a connection string')
+  t.equal((await app.inject(`/api/articles/${documentId}`)).json().data.title, 'Through a connection string')
+  await app.close()
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.id(schema, 'articles')}`.execute(admin)
+  t.equal(rows[0].n, 2, 'written to PostgreSQL (draft and published rows)')
+
+  const withPool = await start({ connectionString: url.toString(), max: 2 })
+  t.same(await titles(withPool), ['Through a connection string'], '{ connectionString, max } reaches the same database')
+  await withPool.close()
+  await t.rejects(withPool.contentApi.db.selectFrom('articles').selectAll().execute(), 'the pool the app created is closed with it')
+})
+
+t.test('{ dataDir }: the data survives closing and re-opening the app', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'fca-pglite-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+
+  const first = await start({ dataDir })
+  const documentId = await createArticle(first, 'Persisted')
+  await first.close()
+
+  const second = await start({ dataDir })
+  t.teardown(() => second.close())
+  t.same(await titles(second), ['Persisted'], 'read back by a second app on the same dataDir')
+  t.equal((await second.inject(`/api/articles/${documentId}`)).json().data.title, 'Persisted')
+  t.same(second.contentApi.schemaPlan.statements, [], 'the schema is already there: nothing to sync')
+})
+
+t.test('omitted: an in-memory PGlite', async (t) => {
+  const app = await start(undefined)
+  t.teardown(() => app.close())
+  const documentId = await createArticle(app, 'In memory')
+  t.same(await titles(app), ['In memory'])
+  t.equal((await app.inject(`/api/articles/${documentId}`)).statusCode, 200)
+  t.ok(app.contentApi.schemaPlan.applied)
+
+  const other = await start(undefined)
+  t.teardown(() => other.close())
+  t.same(await titles(other), [], 'each app gets its own in-memory database')
+})
+
+t.test('{ pglite }: an instance the application owns, left open', async (t) => {
+  const pglite = await PGlite.create()
+  t.teardown(() => pglite.close())
+  const app = await start({ pglite })
+  await createArticle(app, 'Shared PGlite')
+  await app.close()
+  t.equal(pglite.closed, false, 'not closed with the app')
+  const { rows } = await pglite.query<{ title: string }>('select title from articles where published_at is not null')
+  t.same(rows.map((r) => r.title), ['Shared PGlite'])
+})

@@ -1,0 +1,195 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { sql } from 'kysely'
+import contentApi, { ConfigurationError, type ContentApiOptions } from '../lib/index.js'
+import { build } from './helpers/build.js'
+import { createTestDatabase } from './helpers/database.js'
+import { article, homepage } from './fixtures/models.js'
+
+/**
+ * Options are validated once, at registration: every problem is reported in one
+ * `ConfigurationError`, and an app with bad options never starts (nothing is connected or
+ * created). Valid options get their defaults.
+ */
+
+/** Registers the plugin with `options` and returns the error `ready()` rejects with. */
+async function rejection (t: { teardown (fn: () => Promise<void>): void }, options: unknown): Promise<{ err: unknown, app: ReturnType<typeof Fastify> }> {
+  const app = Fastify({ logger: false })
+  t.teardown(async () => { await app.close().catch(() => {}) })
+  app.register(contentApi, options as ContentApiOptions)
+  try {
+    await app.ready()
+  } catch (err) {
+    return { err, app }
+  }
+  throw new Error(`expected registration to fail for ${JSON.stringify(options)}`)
+}
+
+async function problems (t: { teardown (fn: () => Promise<void>): void }, options: unknown): Promise<string[]> {
+  const { err, app } = await rejection(t, options)
+  if (!(err instanceof ConfigurationError)) throw err
+  if (app.hasDecorator('contentApi')) throw new Error('the app was decorated although its options are invalid')
+  return err.problems
+}
+
+t.test('a ConfigurationError lists every problem at once', async (t) => {
+  const { err } = await rejection(t, {
+    models: [article],
+    nope: true,
+    rest: { prefix: 5, defaultLimit: 'x', extra: 1 },
+    db: 42
+  })
+  t.type(err, ConfigurationError)
+  const e = err as ConfigurationError
+  t.equal(e.name, 'ConfigurationError')
+  t.equal(e.code, 'FCA_ERR_CONFIGURATION')
+  t.same(e.problems, [
+    'options: unknown option(s) nope',
+    'rest: unknown option(s) extra',
+    'rest.prefix: must be string',
+    'rest.defaultLimit: must be integer',
+    'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }'
+  ])
+  t.equal(e.message, `Invalid fastify-content-api options:\n${e.problems.map((p) => `  - ${p}`).join('\n')}`, 'the message lists each problem on its own line')
+})
+
+t.test('unknown option keys, at every level', async (t) => {
+  t.same(await problems(t, { models: [article], model: [article] }), ['options: unknown option(s) model'])
+  t.same(await problems(t, { models: [article], rest: { perPage: 10 } }), ['rest: unknown option(s) perPage'])
+  t.same(await problems(t, { models: [article], schemaSync: { force: true } }), ['schemaSync: unknown option(s) force'])
+  t.same(await problems(t, { models: [article], i18n: { fallback: 'en' } }), ['i18n: unknown option(s) fallback'])
+  t.same(await problems(t, { models: [article], query: { caseSensitive: true } }), ['query: unknown option(s) caseSensitive'])
+})
+
+t.test('wrong types', async (t) => {
+  t.same(await problems(t, { models: 'article' }), ['models: must be array'])
+  t.same(await problems(t, { models: [article], components: [] }), ['components: must be object'])
+  t.same(await problems(t, { models: [article], rest: { maxLimit: 0, withCount: 'yes' } }), [
+    'rest.maxLimit: must be >= 1',
+    'rest.withCount: must be boolean'
+  ])
+  t.same(await problems(t, { models: [article], rest: { defaultLimit: 2.5 } }), ['rest.defaultLimit: must be integer'])
+  t.same(await problems(t, { models: [article], rest: { prefix: 'api' } }), ['rest.prefix: must match pattern "^/"'])
+  t.same(await problems(t, { models: [article], query: { escapeLikeWildcards: 1 } }), ['query.escapeLikeWildcards: must be boolean'])
+  t.same(await problems(t, { models: [article], i18n: { locales: [] } }), ['i18n.locales: must not have fewer than 1 items'])
+  t.same(await problems(t, { models: [article], i18n: { locales: 'en' } }), ['i18n.locales: must be array'])
+  t.same(await problems(t, { models: [article], rest: 'fast' }), ['rest: must be object'])
+
+  const mode = await problems(t, { models: [article], schemaSync: { mode: 'always', allowDestructive: 'yes' } })
+  t.ok(mode.some((p) => p.startsWith('schemaSync.mode: ')), 'schemaSync.mode is reported')
+  t.ok(mode.includes('schemaSync.allowDestructive: must be boolean'))
+})
+
+t.test('rest.defaultLimit greater than rest.maxLimit', async (t) => {
+  t.same(await problems(t, { models: [article], rest: { defaultLimit: 200 } }), ['rest.defaultLimit must not be greater than rest.maxLimit'],
+    'against the default maxLimit of 100')
+  t.same(await problems(t, { models: [article], rest: { defaultLimit: 20, maxLimit: 10 } }), ['rest.defaultLimit must not be greater than rest.maxLimit'])
+})
+
+t.test('i18n.defaultLocale must be one of i18n.locales', async (t) => {
+  t.same(await problems(t, { models: [article], i18n: { defaultLocale: 'fr' } }), ['i18n.defaultLocale "fr" is not one of i18n.locales'],
+    'against the default locales ["en"]')
+  t.same(await problems(t, { models: [article], i18n: { locales: ['fr', 'de'] } }), ['i18n.defaultLocale "en" is not one of i18n.locales'],
+    'the default defaultLocale "en" must be listed too')
+  t.same(await problems(t, { models: [article], rest: { defaultLimit: 200 }, i18n: { locales: ['en'], defaultLocale: 'fr' } }), [
+    'rest.defaultLimit must not be greater than rest.maxLimit',
+    'i18n.defaultLocale "fr" is not one of i18n.locales'
+  ], 'both cross-option problems together')
+})
+
+t.test('cross-option problems are listed together with the other problems', async (t) => {
+  t.same(await problems(t, { models: [article], nope: 1, rest: { defaultLimit: 200 }, i18n: { defaultLocale: 'fr' } }), [
+    'options: unknown option(s) nope',
+    'rest.defaultLimit must not be greater than rest.maxLimit',
+    'i18n.defaultLocale "fr" is not one of i18n.locales'
+  ])
+})
+
+t.test('bad db values', async (t) => {
+  const message = 'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }'
+  for (const db of [42, true, null, [], ['postgres://localhost/db'], { dataDir: 5 }, { host: 'localhost' }, { connectionString: 5 }, { pglite: 'memory' }, { dataDir: '/tmp/x', extra: 1 }]) {
+    t.test(`db: ${JSON.stringify(db)}`, async (t) => {
+      t.same(await problems(t, { models: [article], db, schemaSync: { mode: 'off' } }), [message])
+    })
+  }
+})
+
+t.test('an app with bad options never starts and touches nothing', async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = Fastify({ logger: false })
+  t.teardown(async () => { await app.close().catch(() => {}) })
+  app.register(contentApi, { models: [article], db: database.db, rest: { defaultLimit: 0 } })
+  await t.rejects(async () => { await app.ready() }, ConfigurationError)
+  t.notOk(app.hasDecorator('contentApi'))
+  await t.rejects(app.listen({ port: 0, host: '127.0.0.1' }), 'listen fails too')
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(database.db)
+  t.equal(rows[0].n, 0, 'no table was created')
+  t.equal((await sql<{ x: number }>`select 1 as x`.execute(database.db)).rows[0].x, 1, 'the Kysely instance given is still usable')
+})
+
+t.test('invalid models fail the same way, before anything is touched', async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = Fastify({ logger: false })
+  t.teardown(async () => { await app.close().catch(() => {}) })
+  app.register(contentApi, { models: [{ ...article, attributes: { title: { type: 'strin' } } }] as any, db: database.db })
+  const err = await app.ready().then(() => null, (e: unknown) => e)
+  t.type(err, ConfigurationError)
+  t.match((err as ConfigurationError).message, /^Invalid content-type models:\n {2}- /)
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(database.db)
+  t.equal(rows[0].n, 0, 'no table was created')
+})
+
+t.test('defaults', async (t) => {
+  const { app } = await build(t, { models: [article, homepage] })
+  t.equal(app.contentApi.schemaPlan.applied, true, 'schemaSync.mode defaults to apply')
+  t.ok(app.contentApi.schemaPlan.statements.length > 0)
+  t.equal((await app.inject('/api/articles')).statusCode, 200, 'rest.prefix defaults to /api')
+  t.equal((await app.inject('/api/homepage')).statusCode, 404)
+
+  for (let i = 0; i < 30; i++) await app.contentApi.documents('api::article.article').create({ data: { title: `A${i}` } })
+  const list = (await app.inject('/api/articles')).json()
+  t.equal(list.data.length, 25, 'rest.defaultLimit defaults to 25')
+  t.same(list.meta.pagination, { page: 1, pageSize: 25, pageCount: 2, total: 30 }, 'rest.withCount defaults to true')
+  const big = (await app.inject('/api/articles?pagination[pageSize]=1000')).json()
+  t.equal(big.meta.pagination.pageSize, 100, 'rest.maxLimit defaults to 100')
+
+  await app.contentApi.documents('api::article.article').create({ data: { title: '100% sure' } })
+  await app.contentApi.documents('api::article.article').create({ data: { title: '100 percent' } })
+  const like = (await app.inject('/api/articles?filters[title][$startsWith]=100%25')).json()
+  t.same(like.data.map((d: { title: string }) => d.title).sort(), ['100 percent', '100% sure'], 'query.escapeLikeWildcards defaults to false: % is a wildcard')
+})
+
+t.test('rest options', async (t) => {
+  const { app } = await build(t, { models: [article, homepage], rest: { prefix: '/content', defaultLimit: 2, maxLimit: 3, withCount: false } })
+  t.equal((await app.inject('/content/articles')).statusCode, 200, 'the routes moved to the prefix')
+  t.equal((await app.inject('/content/homepage')).statusCode, 404)
+  const old = await app.inject('/api/articles')
+  t.equal(old.statusCode, 404)
+  t.same(old.json(), { message: 'Route GET:/api/articles not found', error: 'Not Found', statusCode: 404 }, '/api is the application\'s again')
+  const missing = await app.inject('/content/nope')
+  t.same(missing.json(), { data: null, error: { status: 404, name: 'NotFoundError', message: 'Not Found', details: {} } }, 'the envelope 404 moved too')
+
+  for (let i = 0; i < 5; i++) await app.inject({ method: 'POST', url: '/content/articles', payload: { data: { title: `A${i}` } } })
+  const list = (await app.inject('/content/articles')).json()
+  t.equal(list.data.length, 2, 'defaultLimit')
+  t.same(list.meta.pagination, { page: 1, pageSize: 2 }, 'withCount: false leaves out total and pageCount')
+  const clamped = (await app.inject('/content/articles?pagination[pageSize]=50&pagination[withCount]=true')).json()
+  t.same(clamped.meta.pagination, { page: 1, pageSize: 3, pageCount: 2, total: 5 }, 'maxLimit clamps, withCount=true asks for the count')
+})
+
+t.test('schemaSync and query options', async (t) => {
+  const { app } = await build(t, { models: [article], schemaSync: { mode: 'dryRun' } })
+  t.equal(app.contentApi.schemaPlan.applied, false)
+  t.ok(app.contentApi.schemaPlan.statements.some((s) => s.startsWith('create table "articles"')), 'the plan is computed')
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema() and table_name = 'articles'`.execute(app.contentApi.db)
+  t.equal(rows[0].n, 0, 'dryRun creates nothing')
+
+  const escaped = await build(t, { models: [article], query: { escapeLikeWildcards: true } })
+  const articles = escaped.app.contentApi.documents('api::article.article')
+  await articles.create({ data: { title: '100% sure' } })
+  await articles.create({ data: { title: '100 percent' } })
+  const like = (await escaped.app.inject('/api/articles?filters[title][$startsWith]=100%25')).json()
+  t.same(like.data.map((d: { title: string }) => d.title), ['100% sure'], '% is matched literally')
+})
