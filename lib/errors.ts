@@ -104,6 +104,14 @@ export class PayloadTooLargeError extends ContentApiError {
   constructor (message = 'Entity too large', details?: ErrorDetails) { super(message, details) }
 }
 
+/** 429 — too many requests on a rate-limited route (the auth routes). */
+export class RateLimitError extends ContentApiError {
+  override readonly name = 'RateLimitError'
+  readonly status = 429
+  readonly code = 'FCA_ERR_RATE_LIMIT'
+  constructor (message = 'Too many requests, please try again later.', details?: ErrorDetails) { super(message, details) }
+}
+
 /** 500 — our own failure. The message never carries SQL or a stack; the cause is logged. */
 export class InternalServerError extends ContentApiError {
   override readonly name = 'InternalServerError'

@@ -1,12 +1,17 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
-import { publicAccess } from './auth/access.js'
+import { randomBytes } from 'node:crypto'
+import { PermissionAccessControl, type AccessControl } from './auth/access.js'
+import { ApiTokenService } from './auth/api-tokens.js'
+import { Authenticator } from './auth/authenticate.js'
+import { PermissionStore } from './auth/permissions.js'
+import { UserStore } from './auth/users.js'
 import { connect } from './db/connect.js'
 import { DocumentService } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
-import { resolveOptions, type ContentApiOptions } from './options.js'
+import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options.js'
 import { restPlugin } from './rest/index.js'
 import { syncSchema, type SchemaSyncResult } from './schema/index.js'
 
@@ -19,6 +24,12 @@ export interface ContentApi {
   readonly schemaPlan: SchemaSyncResult
   /** The document service of a content type: the one path for reads and writes. */
   documents (uid: string): DocumentService
+  /** Roles and their permissions (`grant`, `revoke`, `createRole`, `listRoles`). */
+  readonly permissions: PermissionStore
+  /** API tokens (`create`, `list`, `revoke`, `regenerate`). */
+  readonly apiTokens: ApiTokenService
+  /** The access check every route and resolver goes through. */
+  readonly access: AccessControl
 }
 
 declare module 'fastify' {
@@ -58,14 +69,56 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     return service
   }
 
-  app.decorate('contentApi', { registry, db: handle.db, schemaPlan, documents } satisfies ContentApi)
-  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access: publicAccess })
+  const secrets = authSecrets(options.auth, app)
+  const apiTokens = new ApiTokenService(handle.db, registry, secrets.apiTokenSalt)
+  const permissions = new PermissionStore(handle.db, registry)
+  // With a dry-run sync the tables may not exist yet: roles are created on the first real start.
+  if (options.schemaSync.mode !== 'dryRun') await permissions.bootstrap()
+  const authenticator = new Authenticator(handle.db, registry, apiTokens)
+  const access = new PermissionAccessControl(authenticator, permissions, { draftsRequirePermission: options.auth.draftsRequirePermission })
+
+  app.decorate('contentApi', { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access } satisfies ContentApi)
+  await app.register(restPlugin, {
+    prefix: options.rest.prefix,
+    registry,
+    documents,
+    access,
+    auth: {
+      authenticator,
+      credentials: new UserStore(handle.db, registry),
+      options: options.auth,
+      locales: options.i18n,
+      jwtSecret: secrets.jwtSecret,
+      jwtExpiresIn: options.auth.jwtExpiresIn
+    }
+  })
+}
+
+/**
+ * The JWT secret and the API-token salt. Production requires both (options validation refuses to
+ * start without them); elsewhere missing ones are generated, with a warning, because every
+ * restart then signs users out and voids API tokens.
+ */
+function authSecrets (auth: ResolvedOptions['auth'], app: FastifyInstance): { jwtSecret: string, apiTokenSalt: string } {
+  const missing = (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)
+  if (missing.length > 0) {
+    app.log.warn(`fastify-content-api: no ${missing.map((k) => `auth.${k}`).join(' or ')} given; using a throwaway one (set it in production)`)
+  }
+  return {
+    jwtSecret: auth.jwtSecret ?? randomBytes(32).toString('hex'),
+    apiTokenSalt: auth.apiTokenSalt ?? randomBytes(32).toString('hex')
+  }
 }
 
 export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
-export type { ContentApiOptions } from './options.js'
+export type { ContentApiOptions, EmailMessage } from './options.js'
+export type { AccessControl, AccessGrant, AccessScope } from './auth/access.js'
+export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'
+export type { Permission, GrantOptions } from './auth/permissions.js'
+export { PermissionStore } from './auth/permissions.js'
+export { ApiTokenService } from './auth/api-tokens.js'
 export type { DatabaseOption } from './db/connect.js'
 export { PGliteDialect, type PGliteDialectConfig } from './db/pglite-dialect.js'
 export * from './errors.js'

@@ -50,6 +50,45 @@ const QueryOptions = Type.Object({
   escapeLikeWildcards: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
+const AuthOptions = Type.Object({
+  /**
+   * Secret of the HS256 JWTs users receive. Required in production (NODE_ENV=production); in
+   * development a throwaway one is generated, with a warning, and tokens die with the process.
+   */
+  jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
+  /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
+  jwtExpiresIn: Type.Union([Type.String(), Type.Integer({ minimum: 1 })], { default: '30d' }),
+  /** Key of the HMAC that stores API tokens. Required in production, like `jwtSecret`. */
+  apiTokenSalt: Type.Optional(Type.String({ minLength: 16 })),
+  /** Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a minute); `false` disables. */
+  rateLimit: Type.Union([
+    Type.Literal(false),
+    Type.Object({ max: Type.Integer({ minimum: 1, default: 10 }), timeWindow: Type.Integer({ minimum: 1, default: 60000 }) }, { additionalProperties: false })
+  ], { default: { max: 10, timeWindow: 60000 } }),
+  register: Type.Object({
+    /** `POST /api/auth/local/register` accepts new users. */
+    enabled: Type.Boolean({ default: true }),
+    /** User attributes a registration may set besides username, email and password. */
+    allowedFields: Type.Array(Type.String(), { default: [] }),
+    /** Role type given to registered users. */
+    defaultRole: Type.String({ default: 'authenticated' }),
+    /** New users must confirm their email (needs `email.send`). */
+    emailConfirmation: Type.Boolean({ default: false })
+  }, { additionalProperties: false, default: {} }),
+  /**
+   * Sends the forgot-password and confirmation emails: `send({ to, subject, text, html })`.
+   * Without it those flows answer as Strapi does but send nothing.
+   */
+  email: Type.Optional(Type.Object({ send: Type.Unknown(), from: Type.Optional(Type.String()) }, { additionalProperties: false })),
+  /** Beyond Strapi: reading `status=draft` needs the `<uid>.findDrafts` permission too (Strapi lets anyone with `find`). */
+  draftsRequirePermission: Type.Boolean({ default: false }),
+  /** Where links in emails point (the reset-password page, the confirmation redirect). */
+  urls: Type.Object({
+    resetPassword: Type.Optional(Type.String()),
+    emailConfirmationRedirect: Type.Optional(Type.String())
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false })
+
 const OptionsSchema = Type.Object({
   models: Type.Array(Type.Unknown(), { default: [] }),
   components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
@@ -57,7 +96,8 @@ const OptionsSchema = Type.Object({
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
-  query: Type.Optional(QueryOptions)
+  query: Type.Optional(QueryOptions),
+  auth: Type.Optional(AuthOptions)
 }, { additionalProperties: false })
 
 export interface ContentApiOptions {
@@ -71,6 +111,18 @@ export interface ContentApiOptions {
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
   query?: Partial<Static<typeof QueryOptions>>
+  auth?: Partial<Omit<Static<typeof AuthOptions>, 'register' | 'email'>> & {
+    register?: Partial<Static<typeof AuthOptions>['register']>
+    email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string }
+  }
+}
+
+export interface EmailMessage {
+  to: string
+  from?: string
+  subject: string
+  text: string
+  html: string
 }
 
 export interface ResolvedOptions {
@@ -81,6 +133,7 @@ export interface ResolvedOptions {
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
   query: Static<typeof QueryOptions>
+  auth: Static<typeof AuthOptions> & { email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string } }
 }
 
 function describe (path: string, message: string): string {
@@ -99,7 +152,7 @@ function checkDb (db: unknown): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, ...options }
+  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, auth: {}, ...options }
   // Defaults first, so a key left out is filled in rather than reported missing.
   const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
   const problems = [...Value.Errors(OptionsSchema, resolved)]
@@ -117,6 +170,12 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
       }
     }
   }
+  if (resolved.auth.email !== undefined && typeof resolved.auth.email.send !== 'function') problems.push('auth.email.send must be a function')
+  if (process.env.NODE_ENV === 'production') {
+    // Throwaway secrets would sign out every user and void every API token at each restart.
+    if (resolved.auth.jwtSecret === undefined) problems.push('auth.jwtSecret is required in production')
+    if (resolved.auth.apiTokenSalt === undefined) problems.push('auth.apiTokenSalt is required in production')
+  }
   if (problems.length > 0) throw new ConfigurationError(problems)
   return resolved
 }
@@ -124,7 +183,7 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
 function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query']) {
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'auth']) {
     const value = input[key]
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
   }

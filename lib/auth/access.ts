@@ -1,22 +1,126 @@
 import type { FastifyRequest } from 'fastify'
+import { ForbiddenError } from '../errors.js'
+import type { Authenticator, Principal } from './authenticate.js'
+import type { Permission, PermissionStore } from './permissions.js'
 
-/** The content-API actions a route performs, named as Strapi names permissions (`<uid>.<action>`). */
+/** The content-API actions of a content type's routes, named as Strapi names permissions (`<uid>.<action>`). */
 export type ContentAction = 'find' | 'findOne' | 'create' | 'update' | 'delete'
 
 export interface AccessRequest {
-  uid: string
-  action: ContentAction
+  /** A full action (`plugin::users-permissions.user.me`), or a content type's action with its uid. */
+  action: ContentAction | string
+  uid?: string
+  /** The request reads drafts (`status=draft`). */
+  draft?: boolean
 }
 
 /**
- * The one place where a request's access is decided. Every REST route (and later every GraphQL
- * resolver) asks it before touching a document. Until users-and-permissions lands, content is
- * public: the decision is always "allowed".
+ * What a granted request may do beyond the action itself, enforced by the document service in
+ * the SQL it runs (never by filtering results afterwards).
  */
-export interface AccessControl {
-  check (request: FastifyRequest, access: AccessRequest): Promise<void>
+export interface AccessScope {
+  /** A filter every row the request touches must satisfy (row-level permission), or null. */
+  conditions: Record<string, unknown> | null
+  /** The attributes the request may read or write (field-level permission), or null for all. */
+  fields: ReadonlySet<string> | null
+  /** Whether the caller may read a content type: populate, filters and sort through relations need it. */
+  canRead: (uid: string) => boolean
 }
 
-export const publicAccess: AccessControl = {
-  async check () {}
+export interface AccessGrant {
+  principal: Principal
+  scope: AccessScope
+}
+
+/** The one place where a request's access is decided: every REST route and GraphQL resolver asks it. */
+export interface AccessControl {
+  check (request: FastifyRequest, access: AccessRequest): Promise<AccessGrant>
+  principal (request: FastifyRequest): Promise<Principal>
+}
+
+const READ_ACTIONS = new Set(['find', 'findOne'])
+
+/** Replaces `'$user.id'` and `'$user.documentId'` in a permission's conditions with the caller's values. */
+function bindUser (conditions: unknown, principal: Principal): unknown {
+  if (typeof conditions === 'string' && conditions.startsWith('$user.')) {
+    if (principal.kind !== 'user') throw new ForbiddenError()
+    const key = conditions.slice('$user.'.length)
+    if (key === 'id') return principal.user.id
+    if (key === 'documentId') return principal.user.documentId
+    if (key === 'email') return principal.user.email
+    if (key === 'username') return principal.user.username
+    throw new ForbiddenError()
+  }
+  if (Array.isArray(conditions)) return conditions.map((c) => bindUser(c, principal))
+  if (typeof conditions === 'object' && conditions !== null) {
+    return Object.fromEntries(Object.entries(conditions).map(([k, v]) => [k, bindUser(v, principal)]))
+  }
+  return conditions
+}
+
+/**
+ * Users-and-permissions access, as Strapi decides it: the public role without credentials, the
+ * user's role with a JWT, the token's type with an API token (`read-only`: find and findOne only;
+ * `full-access`: everything; `custom`: its list). A missing permission is a 403 "Forbidden".
+ */
+export class PermissionAccessControl implements AccessControl {
+  readonly #authenticator: Authenticator
+  readonly #store: PermissionStore
+  readonly #draftsRequirePermission: boolean
+
+  constructor (authenticator: Authenticator, store: PermissionStore, options: { draftsRequirePermission: boolean }) {
+    this.#authenticator = authenticator
+    this.#store = store
+    this.#draftsRequirePermission = options.draftsRequirePermission
+  }
+
+  async principal (request: FastifyRequest): Promise<Principal> {
+    return await this.#authenticator.authenticate(request)
+  }
+
+  /** The caller's permission for a full action: the permission, `true` (no limits), or null (denied). */
+  async #permission (principal: Principal, action: string): Promise<Permission | true | null> {
+    if (principal.kind === 'token') {
+      const { token } = principal
+      if (token.type === 'full-access') return true
+      if (token.type === 'read-only') return READ_ACTIONS.has(action.slice(action.lastIndexOf('.') + 1)) ? true : null
+      return token.permissions.includes(action) ? true : null
+    }
+    const role = principal.kind === 'user' ? principal.user.roleType : 'public'
+    if (role === null) return null
+    return (await this.#store.forRole(role)).get(action) ?? null
+  }
+
+  async check (request: FastifyRequest, access: AccessRequest): Promise<AccessGrant> {
+    const principal = await this.#authenticator.authenticate(request)
+    const action = access.uid === undefined ? access.action : `${access.uid}.${access.action}`
+    const permission = await this.#permission(principal, action)
+    if (permission === null) throw new ForbiddenError()
+    if (access.draft === true && this.#draftsRequirePermission && access.uid !== undefined) {
+      if (await this.#permission(principal, `${access.uid}.findDrafts`) === null) throw new ForbiddenError()
+    }
+    const readable = new Map<string, boolean>()
+    for (const uid of await this.#readableUids(principal)) readable.set(uid, true)
+    const limits = permission === true ? null : permission
+    return {
+      principal,
+      scope: {
+        conditions: limits?.conditions == null ? null : bindUser(limits.conditions, principal) as Record<string, unknown>,
+        fields: limits?.fields == null ? null : new Set(limits.fields),
+        canRead: principal.kind === 'token' && principal.token.type !== 'custom'
+          ? () => true
+          : (uid) => readable.get(uid) === true
+      }
+    }
+  }
+
+  /** Content types whose `find` the caller holds. */
+  async #readableUids (principal: Principal): Promise<string[]> {
+    if (principal.kind === 'token') {
+      return principal.token.type === 'custom' ? principal.token.permissions.filter((a) => a.endsWith('.find')).map((a) => a.slice(0, -'.find'.length)) : []
+    }
+    const role = principal.kind === 'user' ? principal.user.roleType : 'public'
+    if (role === null) return []
+    return [...(await this.#store.forRole(role)).keys()].filter((a) => a.endsWith('.find')).map((a) => a.slice(0, -'.find'.length))
+  }
 }

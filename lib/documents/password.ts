@@ -1,3 +1,4 @@
+import bcrypt from 'bcryptjs'
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 import type { Component, ContentType } from '../model/registry.js'
 
@@ -30,6 +31,8 @@ const base64 = (bytes: Buffer): string => bytes.toString('base64').replace(/=+$/
  * @example
  * await hashPassword('Password123!') // '$scrypt$n=32768,r=8,p=1$Hk3...$9a1...'
  */
+const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/
+
 export async function hashPassword (plain: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES)
   const key = await derive(plain, salt, KEY_BYTES, { N: COST, r: BLOCK_SIZE, p: PARALLELISM, maxmem: maxmem(COST, BLOCK_SIZE) })
@@ -64,6 +67,8 @@ export function isPasswordHash (value: unknown): value is string {
  */
 export async function verifyPassword (plain: string, stored: string): Promise<boolean> {
   if (typeof plain !== 'string' || typeof stored !== 'string') return false
+  // Users migrated from Strapi keep their bcrypt hashes ($2a$/$2b$/$2y$) and can still sign in.
+  if (BCRYPT.test(stored)) return await bcrypt.compare(plain, stored)
   const parsed = parseHash(stored)
   if (parsed === null) return false
   const key = await derive(plain, parsed.salt, parsed.key.length, { N: parsed.n, r: parsed.r, p: parsed.p, maxmem: maxmem(parsed.n, parsed.r) })

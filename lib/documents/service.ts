@@ -7,7 +7,9 @@ import {
   paginationMeta, parseLocale, parseQuery, parseStatus,
   type LocaleSettings, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
 } from '../query/index.js'
+import type { AccessScope } from '../auth/access.js'
 import { parseFields } from '../query/fields.js'
+import { parseFilters } from '../query/filters.js'
 import { parsePopulate, type PopulateTree } from '../query/populate.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
@@ -37,6 +39,8 @@ export interface QueryParams {
   pageSize?: number
   start?: number
   limit?: number
+  /** The caller's limits from the access check (REST and GraphQL pass them; application code need not). */
+  access?: AccessScope
 }
 
 export interface WriteParams {
@@ -46,6 +50,7 @@ export interface WriteParams {
   /** What the returned document shows, as in reads. */
   fields?: string | string[]
   populate?: unknown
+  access?: AccessScope
 }
 
 export interface ServiceContext {
@@ -96,8 +101,9 @@ export class DocumentService {
   /** Application-code parameters go through the same validation as a REST query string. */
   #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
-    return parseQuery(this.model, { ...params, pagination } as RawQuery, {
-      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales
+    const { access, ...query } = params
+    return parseQuery(this.model, { ...query, pagination } as RawQuery, {
+      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access
     })
   }
 
@@ -131,15 +137,15 @@ export class DocumentService {
    * One page as JSON text plus its `meta.pagination`, for the REST list route: the rows are
    * rendered by PostgreSQL and never parsed in Node. `query` is the request's qs-parsed query.
    */
-  async findPageJson (query: RawQuery): Promise<JsonPage> {
-    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true })
+  async findPageJson (query: RawQuery, access?: AccessScope): Promise<JsonPage> {
+    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true, access })
     const row = await compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
     return { json: row.data, pagination: paginationMeta(tree.pagination, row.total) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
-  async findOneJson (documentId: string | null, query: RawQuery): Promise<string | null> {
-    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false })
+  async findOneJson (documentId: string | null, query: RawQuery, access?: AccessScope): Promise<string | null> {
+    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false, access })
     const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).executeTakeFirst()
     return row?.data ?? null
   }
@@ -152,6 +158,7 @@ export class DocumentService {
   async create (params: WriteParams): Promise<Document> {
     const shape = this.#shape(params)
     const data = plainData(params.data)
+    this.#checkWritable(data, params.access)
     const generated = generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial: false })
     const associations = this.#associationInputs(input.deferred)
@@ -206,6 +213,7 @@ export class DocumentService {
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const shape = this.#shape(params)
     const data = plainData(params.data)
+    this.#checkWritable(data, params.access)
     const input = validateInput(this.model, data, { partial: true })
     const associations = this.#associationInputs(input.deferred)
     const { status, locale } = this.#writeScope(params)
@@ -213,7 +221,7 @@ export class DocumentService {
 
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
-      if (documentId === null) return null
+      if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return null
       const target = trx.updateTable(this.model.tableName)
         .where('document_id', '=', documentId)
         .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
@@ -298,11 +306,11 @@ export class DocumentService {
    * Deletes every version (draft and published) of a document in one locale (every locale with
    * `locale: '*'`). Returns the number of rows removed; deleting an unknown document is not an error.
    */
-  async delete (params: { documentId: string | null, locale?: string }): Promise<{ documentId: string | null, entries: number }> {
+  async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
-      if (documentId === null) return { documentId: null, entries: 0 }
+      if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return { documentId: null, entries: 0 }
       let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
       if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
       const rows = await query.execute()
@@ -387,6 +395,23 @@ export class DocumentService {
     }
   }
 
+  /** A field-level permission: writing an attribute it does not list is a 400, like an unknown key. */
+  #checkWritable (data: unknown, access: AccessScope | undefined): void {
+    if (access?.fields == null || typeof data !== 'object' || data === null) return
+    for (const key of Object.keys(data)) {
+      if (Object.hasOwn(this.model.attributes, key) && !access.fields.has(key)) throw ValidationError.invalidKey(key, { key, source: 'body' })
+    }
+  }
+
+  /** A row-level permission: the document must match its conditions (in any version) to be written. */
+  async #permits (trx: Transaction<any>, documentId: string, access: AccessScope | undefined): Promise<boolean> {
+    if (access?.conditions == null) return true
+    const filters = parseFilters(this.model, { $and: [access.conditions, { documentId }] }, this.#ctx.registry)
+    const scope = { status: this.model.draftAndPublish ? 'draft' as const : 'published' as const, locale: null, filters }
+    const row = await compileCount(trx, this.model, scope, this.#ctx.compile).executeTakeFirstOrThrow()
+    return row.count > 0
+  }
+
   #draftOnly (status: Status): boolean {
     return this.model.draftAndPublish && status === 'draft'
   }
@@ -460,7 +485,11 @@ export class DocumentService {
 
   /** The response shape of a write, validated before anything is written. */
   #shape (params: WriteParams): { fields: Field[] | null, populate: PopulateTree } {
-    return { fields: parseFields(this.model, params.fields), populate: parsePopulate(this.#ctx.registry, this.model, params.populate) }
+    const access = params.access
+    return {
+      fields: parseFields(this.model, params.fields, access?.fields ?? null),
+      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access?.canRead)
+    }
   }
 
   async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, shape: { fields: Field[] | null, populate: PopulateTree }): Promise<Document> {

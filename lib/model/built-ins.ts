@@ -1,3 +1,4 @@
+import { AUTH_CONTENT_TYPES } from '../auth/models.js'
 import { FILE_UID } from './associations.js'
 import type { ContentTypeSchema } from './types.js'
 
@@ -34,7 +35,7 @@ export const fileContentType: ContentTypeSchema = {
 }
 
 /** Content types the library always registers, whatever the application's models. */
-export const BUILT_IN_CONTENT_TYPES: readonly ContentTypeSchema[] = [fileContentType]
+export const BUILT_IN_CONTENT_TYPES: readonly ContentTypeSchema[] = [fileContentType, ...AUTH_CONTENT_TYPES]
 
 /** True for the application's own content types (`api::...`), which get REST routes. */
 export const isApiContentType = (uid: string): boolean => uid.startsWith('api::')

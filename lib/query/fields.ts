@@ -36,19 +36,25 @@ export function resolveField (model: ContentType | Component, name: string, para
  * `fields` in all of Strapi's forms: `title`, `title,slug`, `fields[0]=title`, `*`.
  * Returns null for "all default fields". `id` and `documentId` are always selected.
  */
-export function parseFields (model: ContentType | Component, raw: unknown): Field[] | null {
-  if (raw === undefined || raw === null || raw === '') return null
+export function parseFields (model: ContentType | Component, raw: unknown, allowed: ReadonlySet<string> | null = null): Field[] | null {
+  // A field-level permission narrows the default fields and rejects any other field by name.
+  const permitted = (field: Field): boolean => allowed === null || field.system || allowed.has(field.name)
+  if (raw === undefined || raw === null || raw === '') return allowed === null ? null : model.defaultFields.filter(permitted)
   let names: string[]
   if (typeof raw === 'string') names = splitList(raw)
   else if (Array.isArray(raw) && raw.every((v) => typeof v === 'string')) names = raw.flatMap(splitList)
   else throw new ValidationError('Invalid fields parameter. Expected a string or an array of strings')
-  if (names.length === 0 || names.includes('*')) return null
+  if (names.length === 0 || names.includes('*')) return allowed === null ? null : model.defaultFields.filter(permitted)
 
   const selected = new Map<string, Field>()
   for (const always of ['id', 'documentId']) {
     const field = model.fields.get(always)
     if (field !== undefined) selected.set(always, field)
   }
-  for (const name of names) selected.set(name, resolveField(model, name, 'fields'))
+  for (const name of names) {
+    const field = resolveField(model, name, 'fields')
+    if (!permitted(field)) throw invalidKey(model, name, 'fields')
+    selected.set(name, field)
+  }
   return [...selected.values()]
 }

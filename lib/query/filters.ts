@@ -55,6 +55,8 @@ const or = (children: FilterNode[]): FilterNode => children.length === 1 ? child
 
 interface Walk {
   registry: Registry | null
+  /** Relations to types the caller may not read cannot be filtered through (400, as Strapi). */
+  canRead: ((uid: string) => boolean) | null
   model: ContentType | Component
   /** Dotted path of attributes walked so far, for Strapi's "Invalid key x at a.b" messages. */
   path: string[]
@@ -181,6 +183,7 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
     ? walk.registry.components.get(association.component)
     : walk.registry.get(association.kind === 'media' ? FILE_UID : association.target)
   if (target === undefined) throw invalidKey(association.name, path)
+  if (association.kind !== 'component' && walk.canRead !== null && !walk.canRead(target.uid)) throw invalidKey(association.name, path)
   let inner: unknown = operand
   if (!isPlainObject(operand)) inner = { id: operand }
   else {
@@ -192,7 +195,7 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
     if (operators.length > 0) inner = { id: operand }
     if (keys.length === 0) return null
   }
-  const child = objectFilter(inner, { registry: walk.registry, model: target, path: path.split('.') })
+  const child = objectFilter(inner, { registry: walk.registry, canRead: walk.canRead, model: target, path: path.split('.') })
   if (child === null) return null
   return { kind: 'related', owner: walk.model.uid, association, target, child, matchesNone: onNullRow(child) === true }
 }
@@ -232,9 +235,11 @@ export function onNullRow (node: FilterNode): boolean | null {
  * or null when it filters nothing. Unknown fields and operators, private and password fields,
  * dynamic zones and values that cannot be cast for their field are 400s.
  */
-export function parseFilters (model: ContentType | Component, raw: unknown, registry: Registry | null = null): FilterNode | null {
+export function parseFilters (
+  model: ContentType | Component, raw: unknown, registry: Registry | null = null, canRead: ((uid: string) => boolean) | null = null
+): FilterNode | null {
   if (raw === undefined || raw === null) return null
-  const walk: Walk = { registry, model, path: [] }
+  const walk: Walk = { registry, canRead, model, path: [] }
   if (Array.isArray(raw)) return and(raw.map((item) => objectFilter(item, walk)).filter(notNull))
   if (!isPlainObject(raw)) throw new ValidationError('The filters parameter must be an object or an array')
   return objectFilter(raw, walk)

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js'
+import type { AccessScope } from '../auth/access.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields } from './fields.js'
 import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
@@ -62,6 +63,8 @@ export function parseLocale (model: ContentType, raw: unknown, settings: LocaleS
 
 export interface ParseOptions {
   registry: Registry
+  /** The caller's limits from the access check; none for application code. */
+  access?: AccessScope
   limits: PaginationLimits
   i18n: LocaleSettings
   /** Lists accept `locale=*`; single-document reads take the locale literally. */
@@ -73,16 +76,21 @@ export interface ParseOptions {
  * Filters apply to single-document reads too: a document that does not match is a 404, as in Strapi.
  */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
-  const filters = parseFilters(model, raw.filters, options.registry)
+  const access = options.access
+  const canRead = access?.canRead ?? null
+  const requested = parseFilters(model, raw.filters, options.registry, canRead)
+  // A row-level permission is one more filter, ANDed in, so it is enforced by the same SQL.
+  const required = access?.conditions == null ? null : parseFilters(model, access.conditions, options.registry)
+  const filters = required === null ? requested : requested === null ? required : { kind: 'and' as const, children: [requested, required] }
   // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null
     : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
   return {
-    fields: parseFields(model, raw.fields),
+    fields: parseFields(model, raw.fields, access?.fields ?? null),
     filters,
-    sort: parseSort(model, raw.sort, options.registry),
-    populate: parsePopulate(options.registry, model, raw.populate),
+    sort: parseSort(model, raw.sort, options.registry, canRead),
+    populate: parsePopulate(options.registry, model, raw.populate, canRead ?? undefined),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),
     locale,

@@ -69,11 +69,22 @@ function window (options: Record<string, unknown>): { start: number | null, limi
 
 class PopulateParser {
   readonly #registry: Registry
-  constructor (registry: Registry) { this.#registry = registry }
+  readonly #canRead: (uid: string) => boolean
+  constructor (registry: Registry, canRead: (uid: string) => boolean) {
+    this.#registry = registry
+    this.#canRead = canRead
+  }
+
+  /** Relations and media to types the caller cannot read: left out of `*`, a 400 when named. */
+  #readable (association: Association): boolean {
+    if (association.kind === 'relation') return this.#canRead(association.target)
+    if (association.kind === 'media') return this.#canRead(FILE_UID)
+    return true
+  }
 
   /** Every association of a model, one level deep: what `populate=*` means. */
   #all (model: Model): Record<string, unknown> {
-    const names = [...model.associations.keys()]
+    const names = [...model.associations.values()].filter((a) => this.#readable(a)).map((a) => a.name)
     if (model.modelType === 'contentType' && model.localized) names.push(LOCALIZATIONS)
     return Object.fromEntries(names.map((name) => [name, true]))
   }
@@ -122,7 +133,7 @@ class PopulateParser {
         continue
       }
       const association = model.associations.get(name)
-      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true) {
+      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association)) {
         throw invalidKey(name, name)
       }
       const enabled = flag(value)
@@ -141,8 +152,8 @@ class PopulateParser {
   #selection (target: Model, options: Record<string, unknown>, path: string[]): PopulateSelection {
     return {
       fields: parseFields(target, options.fields),
-      filters: parseFilters(target, options.filters, this.#registry),
-      sort: parseSort(target, options.sort, this.#registry),
+      filters: parseFilters(target, options.filters, this.#registry, this.#canRead),
+      sort: parseSort(target, options.sort, this.#registry, this.#canRead),
       populate: this.parse(target, options.populate, path),
       ...window(options)
     }
@@ -192,6 +203,6 @@ class PopulateParser {
  * fragments for dynamic zones) into a tree of registry models. Unknown or scalar attributes are a
  * 400 "Invalid key".
  */
-export function parsePopulate (registry: Registry, model: Model, raw: unknown): PopulateTree {
-  return new PopulateParser(registry).parse(model, raw, [])
+export function parsePopulate (registry: Registry, model: Model, raw: unknown, canRead: (uid: string) => boolean = () => true): PopulateTree {
+  return new PopulateParser(registry, canRead).parse(model, raw, [])
 }

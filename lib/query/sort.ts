@@ -19,6 +19,7 @@ export interface SortTerm {
 }
 
 type Model = ContentType | Component
+type CanRead = ((uid: string) => boolean) | null
 
 const INVALID_SORT = 'Invalid sort parameter. Expected a string, an array of strings, a sort object or an array of sort objects'
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
@@ -35,7 +36,7 @@ function invalidKey (key: string, path: string): ValidationError {
 }
 
 /** Resolves `category.name` (or `['category', 'name']`) to the hops and the final field. */
-function resolvePath (model: Model, names: string[], registry: Registry | null): { path: SortHop[], field: Field } {
+function resolvePath (model: Model, names: string[], registry: Registry | null, canRead: CanRead): { path: SortHop[], field: Field } {
   const path: SortHop[] = []
   let current = model
   for (const [i, name] of names.entries()) {
@@ -50,29 +51,29 @@ function resolvePath (model: Model, names: string[], registry: Registry | null):
     const target = association.kind === 'component'
       ? registry.components.get(association.component)
       : registry.get(association.kind === 'media' ? FILE_UID : association.target)
-    if (target === undefined) throw invalidKey(name, where)
+    if (target === undefined || (association.kind !== 'component' && canRead !== null && !canRead(target.uid))) throw invalidKey(name, where)
     path.push({ association, target, owner: current.uid })
     current = target
   }
   throw new ValidationError('Field cannot be empty')
 }
 
-function termFromString (model: Model, item: string, registry: Registry | null): SortTerm {
+function termFromString (model: Model, item: string, registry: Registry | null, canRead: CanRead): SortTerm {
   const [name, order = 'asc', ...rest] = item.split(':')
   if (rest.length > 0) throw new ValidationError('Invalid order. order can only be one of asc|desc|ASC|DESC')
   if (name.trim() === '') throw new ValidationError('Field cannot be empty')
-  return { ...resolvePath(model, name.trim().split('.'), registry), direction: direction(order.trim()) }
+  return { ...resolvePath(model, name.trim().split('.'), registry, canRead), direction: direction(order.trim()) }
 }
 
 /** `{ title: 'desc' }` and nested `{ category: { name: 'asc' } }`. */
-function termsFromObject (model: Model, item: Record<string, unknown>, registry: Registry | null, prefix: string[] = []): SortTerm[] {
+function termsFromObject (model: Model, item: Record<string, unknown>, registry: Registry | null, canRead: CanRead, prefix: string[] = []): SortTerm[] {
   return Object.entries(item).flatMap(([name, order]) => {
     if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
     const names = [...prefix, name]
     if (typeof order === 'object' && order !== null && !Array.isArray(order)) {
-      return termsFromObject(model, order as Record<string, unknown>, registry, names)
+      return termsFromObject(model, order as Record<string, unknown>, registry, canRead, names)
     }
-    return [{ ...resolvePath(model, names, registry), direction: direction(order) }]
+    return [{ ...resolvePath(model, names, registry, canRead), direction: direction(order) }]
   })
 }
 
@@ -82,13 +83,13 @@ function termsFromObject (model: Model, item: Record<string, unknown>, registry:
  * `sort[category][name]=asc`. The direction is case-insensitive; unknown, private and password
  * fields, and dynamic zones, are a 400.
  */
-export function parseSort (model: Model, raw: unknown, registry: Registry | null = null): SortTerm[] {
+export function parseSort (model: Model, raw: unknown, registry: Registry | null = null, canRead: CanRead = null): SortTerm[] {
   if (raw === undefined || raw === null || raw === '') return []
   const items = Array.isArray(raw) ? raw : [raw]
   const terms: SortTerm[] = []
   for (const item of items) {
-    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, registry))
-    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, registry))
+    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, registry, canRead))
+    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, registry, canRead))
     else throw new ValidationError(INVALID_SORT)
   }
   return terms

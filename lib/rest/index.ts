@@ -4,9 +4,13 @@ import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
 import { QS_OPTIONS } from '../query/querystring.js'
 import { errorHandler } from './error-handler.js'
+import fastifyJwt from '@fastify/jwt'
+import { authRoutes, type AuthRoutesOptions } from '../auth/routes.js'
 import { registerContentTypeRoutes, type RouteContext } from './routes.js'
 
-export type RestPluginOptions = RouteContext
+export interface RestPluginOptions extends RouteContext {
+  auth: Omit<AuthRoutesOptions, 'access' | 'documents'> & { jwtSecret: string, jwtExpiresIn: string | number }
+}
 
 /**
  * The REST surface, registered as an encapsulated child (under the `rest.prefix`, `/api` by
@@ -35,6 +39,16 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
     const error = new NotFoundError()
     return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
   })
+
+  app.decorateRequest('contentApiGrant', null)
+  // HS256 only: a token naming another algorithm (or `none`) is refused, whatever it claims.
+  await app.register(fastifyJwt, {
+    secret: options.auth.jwtSecret,
+    sign: { algorithm: 'HS256', expiresIn: options.auth.jwtExpiresIn },
+    verify: { algorithms: ['HS256'] }
+  })
+  options.auth.authenticator.useJwt(app.jwt)
+  await authRoutes(app, { ...options.auth, access: options.access, documents: options.documents })
 
   for (const model of options.registry.contentTypes.values()) {
     if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, options)

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
-import type { AccessControl, AccessRequest, ContentAction } from '../auth/access.js'
+import type { AccessControl, AccessGrant, AccessRequest, ContentAction, AccessScope } from '../auth/access.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType, Registry } from '../model/registry.js'
@@ -12,6 +12,10 @@ import {
 } from './schemas.js'
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the access check granted this request (set before the handler runs). */
+    contentApiGrant: AccessGrant | null
+  }
   interface FastifyContextConfig {
     /** The content type and action a content-API route serves, read by the access check. */
     contentApi?: AccessRequest
@@ -64,8 +68,10 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const tags = [model.displayName]
   const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name }, contentApiModel: { model, registry: ctx.registry } })
   const guard = async (request: FastifyRequest): Promise<void> => {
-    await ctx.access.check(request, request.routeOptions.config.contentApi!)
+    const draft = (request.query as { status?: unknown }).status === 'draft'
+    request.contentApiGrant = await ctx.access.check(request, { ...request.routeOptions.config.contentApi!, draft })
   }
+  const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
 
   const routes: Array<{ url: string, methods: HTTPMethods[] }> = []
   const route = (method: HTTPMethods, url: string, options: Omit<RouteOptions, 'method' | 'url'>): void => {
@@ -82,7 +88,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const page = await service.findPageJson(parseQueryString(request.url))
+        const page = await service.findPageJson(parseQueryString(request.url), scope(request))
         return send(request, reply, 200, listBody(page.json, page.pagination))
       }
     })
@@ -91,7 +97,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const query = parseQueryString(request.url)
-        const document = await service.create({ data: payload(request.body), ...writeOptions(query) })
+        const document = await service.create({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
       }
     })
@@ -100,7 +106,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, parseQueryString(request.url))
+        const json = await service.findOneJson(documentId, parseQueryString(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -111,7 +117,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url)
-        const document = await service.update({ documentId, data: payload(request.body), ...writeOptions(query) })
+        const document = await service.update({ documentId, data: payload(request.body), ...writeOptions(query), access: scope(request) })
         if (document === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
       }
@@ -122,7 +128,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url)
-        await service.delete({ documentId, locale: query.locale as string | undefined })
+        await service.delete({ documentId, locale: query.locale as string | undefined, access: scope(request) })
         return reply.code(204).send()
       }
     })
@@ -132,7 +138,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const json = await service.findOneJson(null, parseQueryString(request.url))
+        const json = await service.findOneJson(null, parseQueryString(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -142,7 +148,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const query = parseQueryString(request.url)
-        const document = await service.upsertSingle({ data: payload(request.body), ...writeOptions(query) })
+        const document = await service.upsertSingle({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
       }
     })
@@ -151,7 +157,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), ...errors } }),
       handler: async (request, reply) => {
         const query = parseQueryString(request.url)
-        await service.delete({ documentId: null, locale: query.locale as string | undefined })
+        await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request) })
         return reply.code(204).send()
       }
     })

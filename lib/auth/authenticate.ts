@@ -1,0 +1,127 @@
+import type { FastifyRequest } from 'fastify'
+import type { JWT } from '@fastify/jwt'
+import type { Kysely } from 'kysely'
+import { UnauthorizedError } from '../errors.js'
+import type { Registry } from '../model/registry.js'
+import type { ApiToken, ApiTokenService } from './api-tokens.js'
+import { ROLE_UID, USER_UID } from './models.js'
+
+/** A user as the auth routes and access checks need it (never the password hash). */
+export interface AuthUser {
+  id: number
+  documentId: string
+  username: string
+  email: string
+  provider: string | null
+  confirmed: boolean
+  blocked: boolean
+  roleType: string | null
+}
+
+/** Who is calling: nobody (the public role), a user with a JWT, or an API token. */
+export type Principal =
+  | { kind: 'public' }
+  | { kind: 'user', user: AuthUser }
+  | { kind: 'token', token: ApiToken }
+
+/**
+ * `Authorization: Bearer <token>`, exactly two parts with a case-insensitive scheme, as Strapi
+ * reads it. Anything else (no header, `Basic ...`, an empty bearer) is no credentials at all.
+ */
+export function bearerToken (header: string | undefined): string | null {
+  if (header === undefined) return null
+  const parts = header.trim().split(/\s+/)
+  if (parts.length !== 2 || parts[0].toLowerCase() !== 'bearer' || parts[1] === '') return null
+  return parts[1]
+}
+
+/**
+ * Resolves a request's credentials, once per request: a JWT is tried first (users), then an API
+ * token, as Strapi orders its strategies. A token that is neither is a 401 even on public
+ * routes, as in Strapi.
+ */
+export class Authenticator {
+  readonly #db: Kysely<any>
+  readonly #tokens: ApiTokenService
+  readonly #users: { table: string, link: { table: string, user: string, role: string }, roles: string }
+  readonly #cache = new WeakMap<FastifyRequest, Promise<Principal>>()
+  #jwt: JWT | null = null
+
+  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService) {
+    this.#db = db
+    this.#tokens = tokens
+    const users = registry.get(USER_UID)!
+    const role = users.associations.get('role')
+    if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
+    this.#users = {
+      table: users.tableName,
+      link: { table: role.link.table, user: role.link.sourceColumn, role: role.link.targetColumn },
+      roles: registry.get(ROLE_UID)!.tableName
+    }
+  }
+
+  /** The `@fastify/jwt` instance that signs and verifies user tokens (set once the plugin registers). */
+  useJwt (jwt: JWT): void { this.#jwt = jwt }
+
+  get jwt (): JWT {
+    if (this.#jwt === null) throw new Error('JWT support is not initialised')
+    return this.#jwt
+  }
+
+  /** Signs a user JWT (`{ id, iat, exp }`, HS256). */
+  issue (user: { id: number }): string {
+    return this.jwt.sign({ id: user.id })
+  }
+
+  authenticate (request: FastifyRequest): Promise<Principal> {
+    let principal = this.#cache.get(request)
+    if (principal === undefined) {
+      principal = this.#resolve(request.headers.authorization)
+      this.#cache.set(request, principal)
+    }
+    return principal
+  }
+
+  async #resolve (header: string | undefined): Promise<Principal> {
+    const token = bearerToken(header)
+    if (token === null) return { kind: 'public' }
+    let userId: number | null = null
+    try {
+      const payload = this.jwt.verify<{ id?: unknown }>(token)
+      if (typeof payload.id === 'number') userId = payload.id
+    } catch {
+      // Not one of our JWTs (or expired): it may be an API token.
+    }
+    if (userId !== null) {
+      const user = await this.findUser(userId)
+      if (user === null || user.blocked) throw new UnauthorizedError('Invalid credentials')
+      return { kind: 'user', user }
+    }
+    const apiToken = await this.#tokens.findByKey(token)
+    if (apiToken === null) throw new UnauthorizedError('Missing or invalid credentials')
+    if (apiToken.expiresAt !== null && Date.parse(apiToken.expiresAt) <= Date.now()) throw new UnauthorizedError('Token expired')
+    return { kind: 'token', token: apiToken }
+  }
+
+  /** A user with the type of their role, or null. */
+  async findUser (id: number): Promise<AuthUser | null> {
+    const { table, link, roles } = this.#users
+    const row = await this.#db.selectFrom(`${table} as u`)
+      .leftJoin(`${link.table} as l`, `l.${link.user}`, 'u.id')
+      .leftJoin(`${roles} as r`, 'r.id', `l.${link.role}`)
+      .select(['u.id', 'u.document_id', 'u.username', 'u.email', 'u.provider', 'u.confirmed', 'u.blocked', 'r.type as role_type'])
+      .where('u.id', '=', id)
+      .executeTakeFirst()
+    if (row === undefined) return null
+    return {
+      id: row.id as number,
+      documentId: row.document_id as string,
+      username: row.username as string,
+      email: row.email as string,
+      provider: (row.provider as string | null) ?? null,
+      confirmed: row.confirmed === true,
+      blocked: row.blocked === true,
+      roleType: (row.role_type as string | null) ?? null
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import { sql, type Kysely } from 'kysely'
+import { createDocumentId } from '../documents/document-id.js'
+import type { Registry } from '../model/registry.js'
+import { PERMISSION_UID, ROLE_UID } from './models.js'
+
+/** A granted action with its optional row and field limits. */
+export interface Permission {
+  action: string
+  /**
+   * Beyond Strapi, row level: a filter (Strapi's `filters` syntax) every query of the action must
+   * also satisfy, compiled into the same SQL. `'$user.id'` and `'$user.documentId'` stand for the
+   * caller's values, e.g. `{ owner: { id: { $eq: '$user.id' } } }`.
+   */
+  conditions: Record<string, unknown> | null
+  /** Beyond Strapi, field level: the attributes the action may read or write (all when null). */
+  fields: string[] | null
+}
+
+export interface GrantOptions {
+  conditions?: Record<string, unknown>
+  fields?: string[]
+}
+
+export interface RoleSpec {
+  name: string
+  type: string
+  description?: string
+}
+
+/** Strapi's built-in roles and their default grants (`services/users-permissions.ts`). */
+export const DEFAULT_ROLES: ReadonlyArray<RoleSpec & { actions: string[] }> = [
+  {
+    name: 'Public',
+    type: 'public',
+    description: 'Default role given to unauthenticated user.',
+    actions: ['auth.callback', 'auth.connect', 'auth.forgotPassword', 'auth.resetPassword', 'auth.register',
+      'auth.emailConfirmation', 'auth.sendEmailConfirmation'].map((a) => `plugin::users-permissions.${a}`)
+  },
+  {
+    name: 'Authenticated',
+    type: 'authenticated',
+    description: 'Default role given to authenticated user.',
+    actions: ['user.me', 'auth.changePassword'].map((a) => `plugin::users-permissions.${a}`)
+  }
+]
+
+/**
+ * Roles and their permissions, persisted in `up_roles`/`up_permissions` and read through a
+ * per-role cache: the access check runs on every request and must not cost a query each time.
+ * Writes through this store invalidate the cache at once; `ttlMs` bounds how long another
+ * application instance may keep serving permissions changed elsewhere.
+ */
+export class PermissionStore {
+  readonly #db: Kysely<any>
+  readonly #roles: string
+  readonly #permissions: string
+  readonly #link: { table: string, permission: string, role: string }
+  readonly #ttlMs: number
+  readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>> }>()
+
+  constructor (db: Kysely<any>, registry: Registry, ttlMs = 5000) {
+    this.#db = db
+    this.#roles = registry.get(ROLE_UID)!.tableName
+    const permission = registry.get(PERMISSION_UID)!
+    this.#permissions = permission.tableName
+    const role = permission.associations.get('role')
+    if (role?.kind !== 'relation') throw new Error('the permission model has no role relation')
+    this.#link = { table: role.link.table, permission: role.link.sourceColumn, role: role.link.targetColumn }
+    this.#ttlMs = ttlMs
+  }
+
+  /** The permissions of a role (by its `type`: `public`, `authenticated`, ...), by action. */
+  async forRole (roleType: string): Promise<Map<string, Permission>> {
+    const cached = this.#cache.get(roleType)
+    if (cached !== undefined && Date.now() - cached.at < this.#ttlMs) return await cached.permissions
+    const permissions = this.#load(roleType)
+    this.#cache.set(roleType, { at: Date.now(), permissions })
+    permissions.catch(() => this.#cache.delete(roleType))
+    return await permissions
+  }
+
+  async #load (roleType: string): Promise<Map<string, Permission>> {
+    const rows = await this.#db.selectFrom(`${this.#permissions} as p`)
+      .innerJoin(`${this.#link.table} as l`, `l.${this.#link.permission}`, 'p.id')
+      .innerJoin(`${this.#roles} as r`, 'r.id', `l.${this.#link.role}`)
+      .select(['p.action', 'p.conditions', 'p.fields'])
+      .where('r.type', '=', roleType)
+      .execute()
+    return new Map(rows.map((row) => [row.action as string, {
+      action: row.action as string,
+      conditions: (row.conditions as Record<string, unknown> | null) ?? null,
+      fields: (row.fields as string[] | null) ?? null
+    }]))
+  }
+
+  #invalidate (roleType?: string): void {
+    if (roleType === undefined) this.#cache.clear()
+    else this.#cache.delete(roleType)
+  }
+
+  async #roleId (roleType: string): Promise<number> {
+    const row = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
+    if (row === undefined) throw new Error(`Unknown role "${roleType}"`)
+    return row.id as number
+  }
+
+  /** Creates a role (idempotent by `type`). */
+  async createRole (role: RoleSpec): Promise<void> {
+    const now = new Date().toISOString()
+    const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
+    if (existing !== undefined) return
+    await this.#db.insertInto(this.#roles).values({
+      document_id: createDocumentId(), name: role.name, type: role.type, description: role.description ?? null,
+      created_at: now, updated_at: now, published_at: now
+    }).execute()
+  }
+
+  async listRoles (): Promise<Array<{ id: number, name: string, type: string, description: string | null }>> {
+    return await this.#db.selectFrom(this.#roles).select(['id', 'name', 'type', 'description']).orderBy('id').execute() as any
+  }
+
+  /**
+   * Grants actions to a role, replacing the limits of actions it already had. Takes effect at
+   * once in this instance (and within the cache TTL in others).
+   *
+   * @example
+   * await app.contentApi.permissions.grant('public', ['api::article.article.find', 'api::article.article.findOne'])
+   * await app.contentApi.permissions.grant('authenticated', ['api::note.note.find'], { conditions: { owner: { id: '$user.id' } } })
+   */
+  async grant (roleType: string, actions: readonly string[], options: GrantOptions = {}): Promise<void> {
+    const roleId = await this.#roleId(roleType)
+    await this.#db.transaction().execute(async (trx) => {
+      await this.#remove(trx, roleId, actions)
+      const now = new Date().toISOString()
+      for (const action of actions) {
+        const row = await trx.insertInto(this.#permissions).values({
+          document_id: createDocumentId(),
+          action,
+          conditions: options.conditions === undefined ? null : JSON.stringify(options.conditions),
+          fields: options.fields === undefined ? null : JSON.stringify(options.fields),
+          created_at: now,
+          updated_at: now,
+          published_at: now
+        }).returning('id').executeTakeFirstOrThrow()
+        await trx.insertInto(this.#link.table).values({ [this.#link.permission]: row.id, [this.#link.role]: roleId }).execute()
+      }
+    })
+    this.#invalidate(roleType)
+  }
+
+  /** Removes actions from a role. */
+  async revoke (roleType: string, actions: readonly string[]): Promise<void> {
+    const roleId = await this.#roleId(roleType)
+    await this.#db.transaction().execute(async (trx) => { await this.#remove(trx, roleId, actions) })
+    this.#invalidate(roleType)
+  }
+
+  async #remove (db: Kysely<any>, roleId: number, actions: readonly string[]): Promise<void> {
+    if (actions.length === 0) return
+    await db.deleteFrom(this.#permissions)
+      .where('action', 'in', [...actions])
+      .where(sql<boolean>`id in (select ${sql.ref(this.#link.permission)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.role)} = ${roleId})`)
+      .execute()
+  }
+
+  /** Creates the `public` and `authenticated` roles with Strapi's default grants, on first boot only. */
+  async bootstrap (): Promise<void> {
+    for (const role of DEFAULT_ROLES) {
+      const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
+      if (existing !== undefined) continue
+      await this.createRole(role)
+      await this.grant(role.type, role.actions)
+    }
+  }
+}
