@@ -65,7 +65,7 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
   const ref = sql.ref(`${alias}.${field.column}`)
   const pattern = PATTERNS[operator]
   if (pattern !== undefined) {
-    if (value === null) return operator === '$eqi' ? sql`${ref} is null` : operator === '$nei' ? sql`${ref} is not null` : FALSE
+    if (value === null) return operator === '$eqi' ? sql`${ref} is null` : sql`${ref} is not null`
     const text = options.escapeLikeWildcards ? escapeLike(value as string) : value as string
     const bound = `${pattern.before}${text}${pattern.after}`
     const test = pattern.insensitive ? sql<SqlBool>`lower(${ref}::text) like lower(${bound})` : sql<SqlBool>`${ref}::text like ${bound}`
@@ -88,7 +88,7 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
       return sql`${ref} between ${param(field, low)} and ${param(field, high)}`
     }
     default: {
-      if (value === null) return FALSE
+      // A comparison with NULL is unknown (no row, and none under NOT either), as in Strapi's SQL.
       const op = sql.raw({ $lt: '<', $lte: '<=', $gt: '>', $gte: '>=' }[operator as '$lt'])
       return isJson(field) ? sql`${ref}::text ${op} ${jsonParam(value)}` : sql`${ref} ${op} ${value}`
     }

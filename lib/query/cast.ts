@@ -41,7 +41,8 @@ export function castFilterValue (field: Field, value: unknown, where: string): u
     case 'boolean':
       if (value === true || value === 'true' || value === 't' || value === '1' || value === 1) return true
       if (value === false || value === 'false' || value === 'f' || value === '0' || value === 0) return false
-      throw invalid(where, value, 'a boolean (true, false, t, f, 1, 0)')
+      // Strapi's BooleanField falls back to JavaScript truthiness: 'yes' is true, '' is false.
+      return Boolean(value)
     case 'date': {
       const text = String(value)
       const match = DATE.exec(text)

@@ -91,7 +91,9 @@ function compare (field: Field, operator: ComparisonOperator, raw: unknown, wher
   if (Array.isArray(raw)) return or(raw.map((item) => compare(field, operator, item, where)))
   if (isPlainObject(raw)) throw new ValidationError(`Invalid value for ${operator} on ${where}`, { key: operator, path: where, source: 'query', param: 'filters' })
   if (PATTERN_OPERATORS.has(operator)) {
-    return { kind: 'compare', field, operator, value: raw === null ? null : String(raw) }
+    // `$eqi: null` means IS NULL, as `$eq: null`; the other patterns search the text "null", as Strapi's do.
+    const nullable = operator === '$eqi' || operator === '$nei'
+    return { kind: 'compare', field, operator, value: raw === null && nullable ? null : String(raw) }
   }
   return { kind: 'compare', field, operator, value: raw === null ? null : castFilterValue(field, raw, where) }
 }
@@ -104,6 +106,11 @@ function fieldConditions (field: Field, value: unknown, walk: Walk): FilterNode 
   const children: FilterNode[] = []
   for (const [key, operand] of Object.entries(value)) {
     if (key === '$not') {
+      if (Array.isArray(operand)) {
+        // Like any operator given an array, `$not` applies per element, OR-ed: (NOT a) OR (NOT b).
+        children.push(or(operand.map((item) => ({ kind: 'not' as const, child: compare(field, '$eq', item, where) }))))
+        continue
+      }
       const inner = isPlainObject(operand) ? fieldConditions(field, operand, walk) : compare(field, '$eq', operand, where)
       if (inner !== null) children.push({ kind: 'not', child: inner })
     } else if (key === '$and' || key === '$or') {

@@ -64,8 +64,10 @@ export function parsePagination (raw: unknown, limits: PaginationLimits): Pagina
 
   const page = params.page === undefined ? 1 : toNumber(params.page)
   const pageSize = params.pageSize === undefined ? limits.defaultLimit : toNumber(params.pageSize)
-  const size = requireInteger(Math.min(Math.max(pageSize, 1), limits.maxLimit), 'Limit')
-  const start = requireInteger((page - 1) * size, 'Start')
+  // Strapi converts the computed start before the limit, so a bad pageSize reports on start.
+  const clampedSize = Math.min(Math.max(pageSize, 1), limits.maxLimit)
+  const start = requireInteger((page - 1) * clampedSize, 'Start')
+  const size = requireInteger(clampedSize, 'Limit')
   const clampedStart = Math.max(start, 0)
   return { mode: 'page', page: Math.floor(clampedStart / size) + 1, pageSize: size, start: clampedStart, limit: size, withCount }
 }

@@ -9,11 +9,27 @@ export interface Built {
   database: TestDatabase
 }
 
+export interface BuildOptions extends Omit<ContentApiOptions, 'db'> {
+  /**
+   * Content types are private by default. Suites that test something else than access grant the
+   * public role every content action (the default here); access suites pass `false`.
+   */
+  publicAccess?: boolean
+}
+
+/** Every content action of every application content type, as permission strings. */
+export function contentActions (app: FastifyInstance): string[] {
+  return [...app.contentApi.registry.contentTypes.values()]
+    .filter((ct) => ct.uid.startsWith('api::'))
+    .flatMap((ct) => ['find', 'findOne', 'create', 'update', 'delete'].map((action) => `${ct.uid}.${action}`))
+}
+
 /**
  * An app with the content API registered on its own database (a fresh schema on PGlite, or on
  * PostgreSQL when DATABASE_URL is set), closed and dropped when the test ends.
  */
-export async function build (t: Teardown, options: Omit<ContentApiOptions, 'db'>, setup?: (app: FastifyInstance) => Promise<void> | void): Promise<Built> {
+export async function build (t: Teardown, options: BuildOptions, setup?: (app: FastifyInstance) => Promise<void> | void): Promise<Built> {
+  const { publicAccess = true, ...pluginOptions } = options
   const database = await createTestDatabase()
   const app = Fastify({ logger: false })
   t.teardown(async () => {
@@ -21,7 +37,12 @@ export async function build (t: Teardown, options: Omit<ContentApiOptions, 'db'>
     await database.drop()
   })
   if (setup !== undefined) await setup(app)
-  await app.register(contentApi, { ...options, db: database.db })
+  await app.register(contentApi, {
+    ...pluginOptions,
+    auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false, ...pluginOptions.auth },
+    db: database.db
+  })
   await app.ready()
+  if (publicAccess) await app.contentApi.permissions.grant('public', contentActions(app))
   return { app, database }
 }
