@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../errors.js'
+import { FILE_UID } from '../model/associations.js'
 import type { Authenticator, Principal } from './authenticate.js'
 import type { Permission, PermissionStore } from './permissions.js'
 
@@ -99,28 +100,29 @@ export class PermissionAccessControl implements AccessControl {
     if (access.draft === true && this.#draftsRequirePermission && access.uid !== undefined) {
       if (await this.#permission(principal, `${access.uid}.findDrafts`) === null) throw new ForbiddenError()
     }
-    const readable = new Map<string, boolean>()
-    for (const uid of await this.#readableUids(principal)) readable.set(uid, true)
     const limits = permission === true ? null : permission
+    const readable = await this.#readable(principal)
     return {
       principal,
       scope: {
         conditions: limits?.conditions == null ? null : bindUser(limits.conditions, principal) as Record<string, unknown>,
         fields: limits?.fields == null ? null : new Set(limits.fields),
-        canRead: principal.kind === 'token' && principal.token.type !== 'custom'
-          ? () => true
-          : (uid) => readable.get(uid) === true
+        canRead: readable === 'all' ? () => true : (uid) => readable.has(readAction(uid))
       }
     }
   }
 
-  /** Content types whose `find` the caller holds. */
-  async #readableUids (principal: Principal): Promise<string[]> {
+  /** The `find` actions the caller holds, or 'all' for tokens that read everything. */
+  async #readable (principal: Principal): Promise<Set<string> | 'all'> {
     if (principal.kind === 'token') {
-      return principal.token.type === 'custom' ? principal.token.permissions.filter((a) => a.endsWith('.find')).map((a) => a.slice(0, -'.find'.length)) : []
+      return principal.token.type === 'custom' ? new Set(principal.token.permissions) : 'all'
     }
     const role = principal.kind === 'user' ? principal.user.roleType : 'public'
-    if (role === null) return []
-    return [...(await this.#store.forRole(role)).keys()].filter((a) => a.endsWith('.find')).map((a) => a.slice(0, -'.find'.length))
+    return role === null ? new Set() : new Set((await this.#store.forRole(role)).keys())
   }
+}
+
+/** The permission that lets a caller read a content type (files are read through the upload plugin's). */
+export function readAction (uid: string): string {
+  return uid === FILE_UID ? 'plugin::upload.content-api.find' : `${uid}.find`
 }
