@@ -180,7 +180,12 @@ t.test('rest options', async (t) => {
 })
 
 t.test('schemaSync and query options', async (t) => {
-  const { app } = await build(t, { models: [article], schemaSync: { mode: 'dryRun' } })
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = Fastify({ logger: false })
+  t.teardown(() => app.close())
+  await app.register(contentApi, { models: [article], db: database.db, schemaSync: { mode: 'dryRun' } })
+  await app.ready()
   t.equal(app.contentApi.schemaPlan.applied, false)
   t.ok(app.contentApi.schemaPlan.statements.some((s) => s.startsWith('create table "articles"')), 'the plan is computed')
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema() and table_name = 'articles'`.execute(app.contentApi.db)

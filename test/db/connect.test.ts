@@ -16,10 +16,17 @@ import { article } from '../fixtures/models.js'
  * string, an embedded PGlite in a data directory or in memory, or a PGlite instance given.
  */
 
+// Several embedded PGlite instances boot here (seconds each, much more on a loaded machine).
+t.setTimeout(300_000)
+
+/** Content types are private by default: these tests read and write as the public role. */
+const ARTICLE_ACTIONS = ['find', 'findOne', 'create'].map((action) => `api::article.article.${action}`)
+
 async function start (db: DatabaseOption): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
-  await app.register(contentApi, { models: [article], db })
+  await app.register(contentApi, { models: [article], db, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789' } })
   await app.ready()
+  await app.contentApi.permissions.grant('public', ARTICLE_ACTIONS)
   return app
 }
 
