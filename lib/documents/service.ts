@@ -28,6 +28,8 @@ export type Document = Record<string, unknown> & { id: number, documentId: strin
 /** Strapi's document-service parameters, as application code passes them. */
 export interface QueryParams {
   fields?: string | string[]
+  /** Related attributes to include, in any of Strapi's populate forms. */
+  populate?: unknown
   /** Strapi's filter object, e.g. `{ views: { $gt: 100 }, $or: [...] }`. */
   filters?: Record<string, unknown> | Array<Record<string, unknown>>
   sort?: string | string[] | Record<string, 'asc' | 'desc'> | Array<Record<string, 'asc' | 'desc'>>
@@ -258,13 +260,26 @@ export class DocumentService {
       .orderBy(sql`published_at is not null`).orderBy('id')
       .executeTakeFirst()
     if (sibling === undefined) return false
-    const copy = { ...data }
+    // The new locale starts from the document's shared values, so neither a default nor a
+    // "required" check overrides what the other locales already hold.
+    const copy = { ...await this.#sharedValues(trx, documentId), ...data }
     const generated = generateUids(this.model, copy)
     const input = validateInput(this.model, copy, { partial: false })
     const values = await hashPasswords(this.model, input.values)
     const { id: _, ...sharedValues } = sibling
     await this.#insertVersion(trx, { documentId, locale, status, values, associations, generated, shared: sharedValues })
     return true
+  }
+
+  /** The visible non-localized attributes of a document, as the API renders them. */
+  async #sharedValues (trx: Transaction<any>, documentId: string): Promise<Record<string, unknown>> {
+    const fields = [...this.model.writableFields.values()].filter((f) => !f.localized && !f.hidden)
+    if (fields.length === 0) return {}
+    const spec: FindSpec = {
+      status: this.model.draftAndPublish ? 'draft' : 'published', locale: null, fields, filters: null, sort: [], populate: new Map()
+    }
+    const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirst()
+    return row === undefined ? {} : JSON.parse(row.data) as Record<string, unknown>
   }
 
   /**
@@ -308,6 +323,7 @@ export class DocumentService {
    */
   async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
+    if (locale !== null) this.#writeScope({ locale })
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
       if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return { documentId: null, entries: 0 }
@@ -369,7 +385,7 @@ export class DocumentService {
 
   /** Locales (null for non-localized types) in which the document has a draft (or a published) row. */
   async #versionLocales (trx: Transaction<any>, documentId: string, locale: string | undefined, drafts: boolean): Promise<Array<string | null>> {
-    if (!this.model.localized) return [null]
+    if (!this.model.localized) return (await this.#versionRows(trx, documentId, undefined, !drafts)).length > 0 ? [null] : []
     const wanted = parseLocale(this.model, locale, this.#ctx.i18n, true)
     let query = trx.selectFrom(this.model.tableName).select('locale').distinct().where('document_id', '=', documentId)
       .where('published_at', drafts ? 'is' : 'is not', null)
@@ -455,6 +471,15 @@ export class DocumentService {
     const [draftRow, publishedRow] = [pair.draft, pair.published]
     await copyRowAssociations(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
     if (created) await mirrorIncomingLinks(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
+    // Shared (non-localized) attributes reach the other locales' published versions with this publish.
+    const shared = [...this.model.writableFields.values()].filter((f) => !f.localized).map((f) => f.column)
+    if (this.model.localized && locale !== null && shared.length > 0) {
+      await trx.updateTable(`${this.model.tableName} as o`).from(`${this.model.tableName} as p`)
+        .set(Object.fromEntries(shared.map((c) => [c, sql.ref(`p.${c}`)])))
+        .where('p.id', '=', publishedRow)
+        .where('o.document_id', '=', documentId).where('o.locale', '<>', locale).where('o.published_at', 'is not', null)
+        .execute()
+    }
   }
 
   /** Relation inputs are parsed before the transaction; components and media validate as they write. */
