@@ -1,0 +1,53 @@
+import { pathToFileURL } from 'node:url'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import contentApi from '../lib/index.js'
+import { article } from './article.js'
+import { buildBaseline } from './baseline.js'
+
+/**
+ * One benchmarked server, run by run.ts in a child process of its own (`NODE_ENV=production`,
+ * logger off): `ours` is the plugin, `baseline` the hand-written server. Both read the `bench`
+ * schema through a pool of the same size and report their port over IPC once listening.
+ */
+
+export const POOL_SIZE = 10
+
+export function benchPool (connectionString: string): pg.Pool {
+  return new pg.Pool({ connectionString, max: POOL_SIZE, options: '-c search_path=bench' })
+}
+
+export async function buildOurs (connectionString: string, log?: (sql: string, parameters: readonly unknown[]) => void): Promise<FastifyInstance> {
+  const db = new Kysely<any>({
+    dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
+    log: log === undefined ? undefined : (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
+  })
+  const app = Fastify({ logger: false })
+  // The plugin never destroys a Kysely instance it was given.
+  app.addHook('onClose', async () => { await db.destroy() })
+  await app.register(contentApi, { models: [article], db })
+  return app
+}
+
+async function main (): Promise<void> {
+  const which = process.argv[2]
+  const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  if (which !== 'ours' && which !== 'baseline') throw new Error('usage: serve.ts ours|baseline')
+  const app = which === 'ours' ? await buildOurs(connectionString) : buildBaseline(benchPool(connectionString))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  // A clean exit on SIGTERM, so that --cpu-prof writes its profile.
+  process.once('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
+  // run.ts asks for the process's CPU time around each measured round, to report CPU per request.
+  process.on('message', (message) => { if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() }) })
+  process.send?.({ ready: true, port })
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err)
+    process.exit(1)
+  })
+}

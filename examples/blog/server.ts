@@ -1,0 +1,52 @@
+import Fastify from 'fastify'
+import contentApi, { type DatabaseOption } from '../../lib/index.js'
+import { models } from './models.js'
+import { seed } from './seed.js'
+
+/**
+ * The blog example: the content API on embedded PGlite (in memory, or in `DATA_DIR`), or on
+ * PostgreSQL when `DATABASE_URL` is set, seeded on first start.
+ *
+ *   npm start
+ *   DATA_DIR=./data npm start
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/blog npm start
+ */
+function database (): DatabaseOption {
+  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '') return process.env.DATABASE_URL
+  if (process.env.DATA_DIR !== undefined && process.env.DATA_DIR !== '') return { dataDir: process.env.DATA_DIR }
+  return undefined
+}
+
+const port = Number(process.env.PORT ?? 3000)
+const host = process.env.HOST ?? '127.0.0.1'
+
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
+await app.register(contentApi, { models, db: database() })
+await app.ready()
+
+const { created } = await seed(app)
+const first = await app.contentApi.documents('api::article.article').findFirst({ sort: 'publishDate:desc' })
+
+await app.listen({ port, host })
+
+const close = async (): Promise<void> => {
+  await app.close()
+  process.exit(0)
+}
+process.once('SIGINT', close)
+process.once('SIGTERM', close)
+
+const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/api`
+const where = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ''
+  ? 'PostgreSQL (DATABASE_URL)'
+  : process.env.DATA_DIR !== undefined && process.env.DATA_DIR !== '' ? `PGlite in ${process.env.DATA_DIR}` : 'in-memory PGlite'
+console.log(`Blog content API on ${where}, ${created > 0 ? `seeded ${created} documents` : 'already seeded'}.
+Try (curl -g keeps the brackets literal):
+
+  curl ${base}/articles
+  curl -g '${base}/articles?filters[views][$gt]=500&sort=views:desc&pagination[pageSize]=5&fields[0]=title&fields[1]=views'
+  curl '${base}/articles/${first?.documentId ?? '<documentId>'}?populate=*'
+  curl ${base}/homepage
+  curl -g '${base}/categories?populate[articles][fields][0]=title'
+  curl -g '${base}/articles?status=draft&fields[0]=title'
+`)
