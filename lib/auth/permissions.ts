@@ -110,8 +110,13 @@ export class PermissionStore {
     const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
     if (existing !== undefined) return
     await this.#db.insertInto(this.#roles).values({
-      document_id: createDocumentId(), name: role.name, type: role.type, description: role.description ?? null,
-      created_at: now, updated_at: now, published_at: now
+      document_id: createDocumentId(),
+      name: role.name,
+      type: role.type,
+      description: role.description ?? null,
+      created_at: now,
+      updated_at: now,
+      published_at: now
     }).execute()
   }
 

@@ -325,5 +325,4 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       id: i + 1, name: code, code, isDefault: code === locales.defaultLocale
     })))
   })
-
 }

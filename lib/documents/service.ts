@@ -71,12 +71,6 @@ export interface JsonPage {
 
 type Row = Record<string, unknown>
 
-function jsonColumn (field: Field, value: unknown): unknown {
-  // node-postgres would send a JS array as a PostgreSQL array literal; json columns need JSON text.
-  if (value === null || value === undefined) return value
-  return field.type === 'json' || field.type === 'blocks' ? JSON.stringify(value) : value
-}
-
 /**
  * The one path through which REST, GraphQL and application code read and write documents of a
  * content type. Reads compile to a single SQL statement; each write runs in one transaction.

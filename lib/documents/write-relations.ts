@@ -64,7 +64,7 @@ async function currentDocuments (
 ): Promise<Map<string, number[]>> {
   const { link } = association
   const rows = await trx.selectFrom(`${link.table} as l`)
-    .innerJoin(`${target.tableName} as r`, `r.id`, `l.${link.targetColumn}`)
+    .innerJoin(`${target.tableName} as r`, 'r.id', `l.${link.targetColumn}`)
     .select(['r.document_id', 'r.id'])
     .where(sql<boolean>`${sql.ref(`l.${link.sourceColumn}`)} = ${rowId}`)
     .orderBy(link.orderColumn === null ? sql`l.id` : sql`${sql.ref(`l.${link.orderColumn}`)} asc nulls last`)

@@ -33,5 +33,5 @@ export function toContentApiError (err: unknown): ContentApiError {
 export function errorHandler (this: unknown, err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const error = toContentApiError(err)
   if (error.status >= 500) request.log.error({ err }, 'content API request failed')
-  void reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
+  reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
 }

@@ -33,7 +33,7 @@ function v4Attributes (model: Model, registry: Registry, document: Json, into: J
       continue
     }
     const association = model.associations.get(key)
-    if (association === undefined || value === null && association.kind !== 'relation' && association.kind !== 'media') {
+    if (association === undefined || (value === null && association.kind !== 'relation' && association.kind !== 'media')) {
       into[key] = value
       continue
     }
