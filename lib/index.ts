@@ -72,8 +72,9 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const secrets = authSecrets(options.auth, app)
   const apiTokens = new ApiTokenService(handle.db, registry, secrets.apiTokenSalt)
   const permissions = new PermissionStore(handle.db, registry)
-  // With a dry-run sync the tables may not exist yet: roles are created on the first real start.
-  if (options.schemaSync.mode !== 'dryRun') await permissions.bootstrap()
+  if (!(await permissions.bootstrap())) {
+    app.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
+  }
   const authenticator = new Authenticator(handle.db, registry, apiTokens)
   const access = new PermissionAccessControl(authenticator, permissions, { draftsRequirePermission: options.auth.draftsRequirePermission })
 

@@ -140,9 +140,33 @@ function describe (path: string, message: string): string {
   return `${path === '' ? 'options' : path.slice(1).replaceAll('/', '.')}: ${message}`
 }
 
+/**
+ * TypeBox's errors as one line per problem. A union of literals (`mode: 'apply' | 'dryRun' |
+ * 'off'`) fails once per member; those collapse into "must be one of ...".
+ */
+function schemaProblems (value: unknown): string[] {
+  const errors = [...Value.Errors(OptionsSchema, value)].filter((e) => e.keyword !== 'boolean')
+  const allowed = new Map<string, unknown[]>()
+  for (const e of errors) {
+    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), (e.params as { allowedValue: unknown }).allowedValue])
+  }
+  const problems: string[] = []
+  for (const e of errors) {
+    if (e.keyword === 'const') continue
+    if (e.keyword === 'anyOf' && allowed.has(e.instancePath)) {
+      problems.push(describe(e.instancePath, `must be one of ${allowed.get(e.instancePath)!.map((v) => JSON.stringify(v)).join(', ')}`))
+    } else if (e.keyword === 'additionalProperties') {
+      problems.push(describe(e.instancePath, `unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`))
+    } else {
+      problems.push(describe(e.instancePath, e.message))
+    }
+  }
+  return problems
+}
+
 function checkDb (db: unknown): string[] {
   if (db === undefined || typeof db === 'string' || isKysely(db)) return []
-  if (typeof db === 'object' && db !== null) {
+  if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
     const o = db as Record<string, unknown>
     if (typeof o.connectionString === 'string') return []
     if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
@@ -155,18 +179,22 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, auth: {}, ...options }
   // Defaults first, so a key left out is filled in rather than reported missing.
   const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
-  const problems = [...Value.Errors(OptionsSchema, resolved)]
-    .filter((e) => e.keyword !== 'boolean')
-    .map((e) => e.keyword === 'additionalProperties'
-      ? describe(e.instancePath, `unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`)
-      : describe(e.instancePath, e.message))
+  const problems = schemaProblems(resolved)
   problems.push(...checkDb(input.db))
-  if (problems.length === 0) {
-    if (resolved.rest.defaultLimit > resolved.rest.maxLimit) problems.push('rest.defaultLimit must not be greater than rest.maxLimit')
-    if (!resolved.i18n.locales.includes(resolved.i18n.defaultLocale)) problems.push(`i18n.defaultLocale "${resolved.i18n.defaultLocale}" is not one of i18n.locales`)
-    for (const [locale, chain] of Object.entries(resolved.i18n.fallbacks)) {
-      for (const code of [locale, ...chain]) {
-        if (!resolved.i18n.locales.includes(code)) problems.push(`i18n.fallbacks: "${code}" is not one of i18n.locales`)
+  // Cross-option rules, checked wherever the values they compare are valid, so that one run
+  // reports every problem at once.
+  const { rest, i18n } = resolved
+  const validLimit = (n: unknown): boolean => Number.isInteger(n) && (n as number) >= 1
+  if (validLimit(rest?.defaultLimit) && validLimit(rest?.maxLimit) && rest.defaultLimit > rest.maxLimit) {
+    problems.push('rest.defaultLimit must not be greater than rest.maxLimit')
+  }
+  if (Array.isArray(i18n?.locales) && i18n.locales.length > 0) {
+    if (typeof i18n.defaultLocale === 'string' && !i18n.locales.includes(i18n.defaultLocale)) {
+      problems.push(`i18n.defaultLocale "${i18n.defaultLocale}" is not one of i18n.locales`)
+    }
+    for (const [locale, chain] of Object.entries(i18n.fallbacks ?? {})) {
+      for (const code of [locale, ...(Array.isArray(chain) ? chain : [])]) {
+        if (!i18n.locales.includes(code)) problems.push(`i18n.fallbacks: "${code}" is not one of i18n.locales`)
       }
     }
   }

@@ -168,13 +168,20 @@ export class PermissionStore {
       .execute()
   }
 
-  /** Creates the `public` and `authenticated` roles with Strapi's default grants, on first boot only. */
-  async bootstrap (): Promise<void> {
+  /**
+   * Creates the `public` and `authenticated` roles with Strapi's default grants, on first boot
+   * only. Returns false (and does nothing) when the tables do not exist yet, as after a dry-run
+   * sync or with sync off on an empty database.
+   */
+  async bootstrap (): Promise<boolean> {
+    const { rows } = await sql<{ ready: boolean }>`select to_regclass(${this.#roles}) is not null and to_regclass(${this.#permissions}) is not null as ready`.execute(this.#db)
+    if (rows[0]?.ready !== true) return false
     for (const role of DEFAULT_ROLES) {
       const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
       if (existing !== undefined) continue
       await this.createRole(role)
       await this.grant(role.type, role.actions)
     }
+    return true
   }
 }

@@ -71,6 +71,18 @@ export interface JsonPage {
 
 type Row = Record<string, unknown>
 
+/** A write validated and ready for its transaction. */
+interface PreparedWrite {
+  shape: { fields: Field[] | null, populate: PopulateTree }
+  data: Record<string, unknown>
+  status: Status
+  locale: string | null
+  values: Record<string, unknown>
+  associations: Array<[Association, unknown]>
+  generated: ReadonlySet<string>
+  access: AccessScope | undefined
+}
+
 /**
  * The one path through which REST, GraphQL and application code read and write documents of a
  * content type. Reads compile to a single SQL statement; each write runs in one transaction.
@@ -152,20 +164,32 @@ export class DocumentService {
    * returned.
    */
   async create (params: WriteParams): Promise<Document> {
+    const write = await this.#prepare(params, false)
+    return await this.#ctx.db.transaction().execute(async (trx) => await this.#createIn(trx, write))
+  }
+
+  /**
+   * Validates a write before any transaction opens: its response shape, the caller's field
+   * limits, status and locale, and the data (a creation in full; an update partially; a
+   * draft-only write of a draft & publish type with Strapi's draft rules, which let required
+   * values wait until publication).
+   */
+  async #prepare (params: WriteParams, partial: boolean): Promise<PreparedWrite> {
     const shape = this.#shape(params)
     const data = plainData(params.data)
     this.#checkWritable(data, params.access)
-    const generated = generateUids(this.model, data)
-    const input = validateInput(this.model, data, { partial: false })
-    const associations = this.#associationInputs(input.deferred)
     const { status, locale } = this.#writeScope(params)
+    const generated = partial ? new Set<string>() : generateUids(this.model, data)
+    const input = validateInput(this.model, data, { partial, draft: this.#draftOnly(status) })
+    const associations = this.#associationInputs(input.deferred)
     const values = await hashPasswords(this.model, input.values)
+    return { shape, data, status, locale, values, associations, generated, access: params.access }
+  }
 
-    return await this.#ctx.db.transaction().execute(async (trx) => {
-      const documentId = createDocumentId()
-      await this.#insertVersion(trx, { documentId, locale, status, values, associations, generated })
-      return await this.#reread(trx, documentId, status, locale, shape)
-    })
+  async #createIn (trx: Transaction<any>, write: PreparedWrite): Promise<Document> {
+    const documentId = createDocumentId()
+    await this.#insertVersion(trx, { ...write, documentId })
+    return await this.#reread(trx, documentId, write.status, write.locale, write.shape)
   }
 
   /**
@@ -207,34 +231,36 @@ export class DocumentService {
    * Returns null when no such document exists.
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
-    const shape = this.#shape(params)
-    const data = plainData(params.data)
-    this.#checkWritable(data, params.access)
-    const input = validateInput(this.model, data, { partial: true })
-    const associations = this.#associationInputs(input.deferred)
-    const { status, locale } = this.#writeScope(params)
-    const values = await hashPasswords(this.model, input.values)
-
+    const write = await this.#prepare(params, true)
     return await this.#ctx.db.transaction().execute(async (trx) => {
-      const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
-      if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return null
-      const target = trx.updateTable(this.model.tableName)
-        .where('document_id', '=', documentId)
-        .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
-        .where((eb) => this.model.draftAndPublish ? eb('published_at', 'is', null) : sql<boolean>`true`)
-      const now = new Date().toISOString()
-      const updated = await target.set({ ...toColumns(this.model, values), updated_at: now }).returning(['id']).execute()
-      if (updated.length === 0) {
-        // Writing an existing document in a locale it does not have yet creates that locale.
-        const created = await this.#createLocale(trx, documentId, locale, status, data, associations)
-        return created ? await this.#reread(trx, documentId, status, locale, shape) : null
-      }
-      await this.#writeAssociations(trx, { model: this.model, rowId: updated[0].id as number, documentId, locale }, associations)
-      await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
-      await this.#syncShared(trx, documentId, locale, values)
-      if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
-      return await this.#reread(trx, documentId, status, locale, shape)
+      const documentId = params.documentId ?? await this.#singleDocumentId(trx)
+      return documentId === null ? null : await this.#updateIn(trx, documentId, write)
     })
+  }
+
+  async #updateIn (trx: Transaction<any>, documentId: string, write: PreparedWrite): Promise<Document | null> {
+    const { status, locale, values, associations, shape } = write
+    if (!(await this.#permits(trx, documentId, write.access))) return null
+    const target = trx.updateTable(this.model.tableName)
+      .where('document_id', '=', documentId)
+      .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
+      .where((eb) => this.model.draftAndPublish ? eb('published_at', 'is', null) : sql<boolean>`true`)
+    const now = new Date().toISOString()
+    const updated = await target.set({ ...toColumns(this.model, values), updated_at: now }).returning(['id']).execute()
+    if (updated.length === 0) {
+      // Writing an existing document in a locale it does not have yet creates that locale.
+      const created = await this.#createLocale(trx, documentId, locale, status, write.data, associations)
+      return created ? await this.#reread(trx, documentId, status, locale, shape) : null
+    }
+    await this.#writeAssociations(trx, { model: this.model, rowId: updated[0].id as number, documentId, locale }, associations)
+    await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
+    await this.#syncShared(trx, documentId, locale, values)
+    if (this.model.draftAndPublish && status === 'published') {
+      // A partial update may publish a draft written under the draft rules: it must be complete now.
+      await this.#assertPublishable(trx, documentId, locale)
+      await this.#publish(trx, documentId, locale, now)
+    }
+    return await this.#reread(trx, documentId, status, locale, shape)
   }
 
   /**
@@ -258,7 +284,7 @@ export class DocumentService {
     // "required" check overrides what the other locales already hold.
     const copy = { ...await this.#sharedValues(trx, documentId), ...data }
     const generated = generateUids(this.model, copy)
-    const input = validateInput(this.model, copy, { partial: false })
+    const input = validateInput(this.model, copy, { partial: false, draft: this.#draftOnly(status) })
     const values = await hashPasswords(this.model, input.values)
     const { id: _, ...sharedValues } = sibling
     await this.#insertVersion(trx, { documentId, locale, status, values, associations, generated, shared: sharedValues })
@@ -304,12 +330,17 @@ export class DocumentService {
    * `PUT /api/<singularApiId>`).
    */
   async upsertSingle (params: WriteParams): Promise<Document> {
-    const existing = await this.#singleDocumentId(this.#ctx.db, this.#scope(params, false).locale)
-    if (existing === null) return await this.create(params)
-    const updated = await this.update({ ...params, documentId: existing })
-    if (updated === null) throw new NotFoundError()
-    return updated
+    return await this.#ctx.db.transaction().execute(async (trx) => {
+      // Two first writes at once must not create two documents: serialise them on the type.
+      await sql`select pg_advisory_xact_lock(hashtext(${`single:${this.model.tableName}`}))`.execute(trx)
+      const existing = await this.#singleDocumentId(trx)
+      if (existing === null) return await this.#createIn(trx, await this.#prepare(params, false))
+      const updated = await this.#updateIn(trx, existing, await this.#prepare(params, true))
+      if (updated === null) throw new NotFoundError()
+      return updated
+    })
   }
+
 
   /**
    * Deletes every version (draft and published) of a document in one locale (every locale with
@@ -319,7 +350,7 @@ export class DocumentService {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     if (locale !== null) this.#writeScope({ locale })
     return await this.#ctx.db.transaction().execute(async (trx) => {
-      const documentId = params.documentId ?? await this.#singleDocumentId(trx, locale)
+      const documentId = params.documentId ?? await this.#singleDocumentId(trx)
       if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return { documentId: null, entries: 0 }
       let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
       if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
@@ -338,7 +369,10 @@ export class DocumentService {
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const now = new Date().toISOString()
       const locales = await this.#versionLocales(trx, params.documentId, params.locale, true)
-      for (const locale of locales) await this.#publish(trx, params.documentId, locale, now)
+      for (const locale of locales) {
+        await this.#assertPublishable(trx, params.documentId, locale)
+        await this.#publish(trx, params.documentId, locale, now)
+      }
       const entries: Document[] = []
       for (const locale of locales) entries.push(await this.#reread(trx, params.documentId, 'published', locale, this.#shape({ data: {} })))
       return { documentId: params.documentId, entries }
@@ -371,6 +405,16 @@ export class DocumentService {
       }
       return { documentId: params.documentId, entries }
     })
+  }
+
+  /** A draft may lack required values (Strapi's draft rules); publishing it needs them all. */
+  async #assertPublishable (trx: Transaction<any>, documentId: string, locale: string | null): Promise<void> {
+    const fields = [...this.model.writableFields.values()].filter((f) => !f.hidden)
+    const spec: FindSpec = { status: 'draft', locale, fields, filters: null, sort: [], populate: new Map() }
+    const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirst()
+    if (row === undefined) return
+    const draft = JSON.parse(row.data) as Record<string, unknown>
+    validateInput(this.model, Object.fromEntries(fields.map((f) => [f.name, draft[f.name]])), { partial: false })
   }
 
   #requireDraftAndPublish (action: string): void {
@@ -524,7 +568,7 @@ export class DocumentService {
   }
 
   /** The single type's one document, whichever locales it has. */
-  async #singleDocumentId (db: Kysely<any>, _locale?: string | null): Promise<string | null> {
+  async #singleDocumentId (db: Kysely<any>): Promise<string | null> {
     const row = await db.selectFrom(this.model.tableName).select('document_id').orderBy('id').limit(1).executeTakeFirst()
     return (row?.document_id as string | undefined) ?? null
   }

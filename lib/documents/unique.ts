@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { ValidationError, type FieldError } from '../errors.js'
 import type { ContentType, Field } from '../model/registry.js'
+import { varcharLimit } from '../schema/column-types.js'
 import { slugify } from './slugify.js'
 
 /** Fields whose values must not repeat across documents: `unique: true` attributes and every uid. */
@@ -66,15 +67,14 @@ export async function enforceUnique (
   if (errors.length > 0) throw ValidationError.fromFieldErrors(errors)
 }
 
+/** `base-1`, `base-2`, ... shortened so that the suffix still fits the column. */
 async function firstFreeSuffix (trx: Transaction<any>, model: ContentType, field: Field, base: string, scope: UniqueScope): Promise<string> {
-  const rows = await otherRows(trx, model, scope)
-    .select(sql<string>`${sql.ref(`t.${field.column}`)}`.as('value'))
-    .where(sql<boolean>`starts_with(${sql.ref(`t.${field.column}`)}, ${`${base}-`})`)
-    .execute()
-  const used = new Set(rows.map((r) => r.value))
-  let n = 1
-  while (used.has(`${base}-${n}`)) n++
-  return `${base}-${n}`
+  const limit = varcharLimit(field) ?? Number.POSITIVE_INFINITY
+  for (let n = 1; ; n++) {
+    const suffix = `-${n}`
+    const candidate = `${base.slice(0, Math.max(0, limit - suffix.length))}${suffix}`
+    if (!(await taken(trx, model, field, candidate, scope))) return candidate
+  }
 }
 
 /**
@@ -89,7 +89,9 @@ export function generateUids (model: ContentType, data: Record<string, unknown>)
     if (data[field.name] !== undefined && data[field.name] !== null && data[field.name] !== '') continue
     const source = data[attribute.targetField]
     if (typeof source !== 'string' || source.trim() === '') continue
-    const slug = slugify(source)
+    // Slugifying can lengthen a text (ß becomes ss): keep the slug within its column.
+    const limit = Math.min(varcharLimit(field) ?? Number.POSITIVE_INFINITY, (attribute as { maxLength?: number }).maxLength ?? Number.POSITIVE_INFINITY)
+    const slug = slugify(source).slice(0, limit).replace(/-+$/, '')
     if (slug === '') continue
     data[field.name] = slug
     generated.add(field.name)

@@ -35,7 +35,8 @@ export function documentSchema (model: ContentType): TSchema {
   const properties: Record<string, TSchema> = {}
   for (const field of model.defaultFields) {
     const schema = fieldSchema(field)
-    properties[field.name] = field.name === 'id' || field.name === 'documentId' ? schema : nullable(schema)
+    // Only id and documentId are always present: `fields` narrows the rest.
+    properties[field.name] = field.name === 'id' || field.name === 'documentId' ? schema : Type.Optional(nullable(schema))
   }
   return Type.Object(properties, { additionalProperties: true, description: `${model.displayName} document` })
 }
