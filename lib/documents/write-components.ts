@@ -21,14 +21,14 @@ interface Item {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The items of a component attribute: an object (or null) when single, an array when repeatable. */
-function componentItems (association: ComponentAssociation, value: unknown): Item[] {
+function componentItems (association: ComponentAssociation, value: unknown, prefix: string[]): Item[] {
   const { name } = association
   if (value === null || value === undefined) return []
   if (association.repeatable) {
-    if (!Array.isArray(value)) throw ValidationError.fromFieldErrors([{ path: [name], message: `${name} must be an array`, name: 'ValidationError', value }])
-    return value.map((item, i) => ({ uid: association.component, data: item as Record<string, unknown>, path: [name, String(i)] }))
+    if (!Array.isArray(value)) throw ValidationError.fromFieldErrors([{ path: [...prefix, name], message: `${name} must be an array`, name: 'ValidationError', value }])
+    return value.map((item, i) => ({ uid: association.component, data: item as Record<string, unknown>, path: [...prefix, name, String(i)] }))
   }
-  return [{ uid: association.component, data: value as Record<string, unknown>, path: [name] }]
+  return [{ uid: association.component, data: value as Record<string, unknown>, path: [...prefix, name] }]
 }
 
 /**
@@ -36,21 +36,21 @@ function componentItems (association: ComponentAssociation, value: unknown): Ite
  * zone's allowed list; otherwise the whole write is a 400 listing each bad item (Strapi can
  * silently write nothing there; we never do).
  */
-function zoneItems (association: DynamicZoneAssociation, value: unknown): Item[] {
+function zoneItems (association: DynamicZoneAssociation, value: unknown, prefix: string[]): Item[] {
   const { name } = association
   if (value === null || value === undefined) return []
-  if (!Array.isArray(value)) throw ValidationError.fromFieldErrors([{ path: [name], message: `${name} must be an array`, name: 'ValidationError', value }])
+  if (!Array.isArray(value)) throw ValidationError.fromFieldErrors([{ path: [...prefix, name], message: `${name} must be an array`, name: 'ValidationError', value }])
   const errors: FieldError[] = []
   const items: Item[] = []
   value.forEach((item, i) => {
-    const path = [name, String(i), '__component']
+    const path = [...prefix, name, String(i), '__component']
     const uid = isPlainObject(item) ? item.__component : undefined
     if (typeof uid !== 'string' || uid === '') {
       errors.push({ path, message: `${name}[${i}].__component is a required field`, name: 'ValidationError' })
     } else if (!association.components.includes(uid)) {
       errors.push({ path, message: `${name}[${i}].__component must be one of the following values: ${association.components.join(', ')}`, name: 'ValidationError', value: uid })
     } else {
-      items.push({ uid, data: item as Record<string, unknown>, path: [name, String(i)] })
+      items.push({ uid, data: item as Record<string, unknown>, path: [...prefix, name, String(i)] })
     }
   })
   if (errors.length > 0) throw ValidationError.fromFieldErrors(errors)
@@ -63,9 +63,10 @@ function zoneItems (association: DynamicZoneAssociation, value: unknown): Item[]
  * owner's components left out are deleted (with their own nested components).
  */
 export async function writeComponentAttribute (
-  trx: Transaction<any>, registry: Registry, owner: ComponentOwner, association: ComponentAssociation | DynamicZoneAssociation, value: unknown
+  trx: Transaction<any>, registry: Registry, owner: ComponentOwner, association: ComponentAssociation | DynamicZoneAssociation, value: unknown,
+  prefix: string[] = []
 ): Promise<void> {
-  const items = association.kind === 'component' ? componentItems(association, value) : zoneItems(association, value)
+  const items = association.kind === 'component' ? componentItems(association, value, prefix) : zoneItems(association, value, prefix)
   const existing = await trx.selectFrom(owner.joinTable).select(['cmp_id', 'component_type'])
     .where('entity_id', '=', owner.rowId).where('field', '=', association.name).execute()
   const existingKeys = new Set(existing.map((r) => `${r.component_type as string}:${r.cmp_id as number}`))
@@ -87,7 +88,7 @@ export async function writeComponentAttribute (
         : await sql<{ id: number }>`insert into ${sql.table(component.tableName)} default values returning id`.execute(trx).then((r) => r.rows[0])
       id = inserted.id as number
     }
-    await writeNested(trx, registry, component, id, input.deferred)
+    await writeNested(trx, registry, component, id, input.deferred, item.path)
     written.push({ uid: item.uid, id })
   }
 
@@ -103,11 +104,13 @@ export async function writeComponentAttribute (
 }
 
 /** Components inside a component: written with the component row as their owner. */
-async function writeNested (trx: Transaction<any>, registry: Registry, component: Component, rowId: number, deferred: Record<string, unknown>): Promise<void> {
+async function writeNested (
+  trx: Transaction<any>, registry: Registry, component: Component, rowId: number, deferred: Record<string, unknown>, path: string[]
+): Promise<void> {
   for (const [name, value] of Object.entries(deferred)) {
     const association = component.associations.get(name)
     if (association?.kind === 'component' || association?.kind === 'dynamiczone') {
-      await writeComponentAttribute(trx, registry, { joinTable: association.joinTable, rowId }, association, value)
+      await writeComponentAttribute(trx, registry, { joinTable: association.joinTable, rowId }, association, value, path)
     }
   }
 }
