@@ -8,7 +8,8 @@ import { Authenticator } from './auth/authenticate.js'
 import { PermissionStore } from './auth/permissions.js'
 import { UserStore } from './auth/users.js'
 import { connect } from './db/connect.js'
-import { DocumentService } from './documents/service.js'
+import { LruCache } from './compiler/cache.js'
+import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options.js'
@@ -60,7 +61,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     throw err
   }
 
-  const context = { db: handle.db, registry, limits: options.rest, i18n: options.i18n, compile: options.query }
+  const context = { db: handle.db, registry, limits: options.rest, i18n: options.i18n, compile: options.query, queries: new LruCache<string, CachedRead>(1000) }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
@@ -26,6 +27,11 @@ export interface AccessScope {
   fields: ReadonlySet<string> | null
   /** Whether the caller may read a content type: populate, filters and sort through relations need it. */
   canRead: (uid: string) => boolean
+  /**
+   * Identifies everything above: two requests with the same key and the same query compile to
+   * the same SQL, so compiled statements can be reused across them.
+   */
+  key: string
 }
 
 export interface AccessGrant {
@@ -102,25 +108,42 @@ export class PermissionAccessControl implements AccessControl {
     }
     const limits = permission === true ? null : permission
     const readable = await this.#readable(principal)
+    const conditions = limits?.conditions == null ? null : bindUser(limits.conditions, principal) as Record<string, unknown>
+    const fields = limits?.fields == null ? null : new Set(limits.fields)
     return {
       principal,
       scope: {
-        conditions: limits?.conditions == null ? null : bindUser(limits.conditions, principal) as Record<string, unknown>,
-        fields: limits?.fields == null ? null : new Set(limits.fields),
-        canRead: readable === 'all' ? () => true : (uid) => readable.has(readAction(uid))
+        conditions,
+        fields,
+        canRead: readable.all ? () => true : (uid) => readable.actions.has(readAction(uid)),
+        key: `${readable.fingerprint}|${conditions === null ? '' : JSON.stringify(conditions)}|${limits?.fields == null ? '' : limits.fields.join(',')}`
       }
     }
   }
 
-  /** The `find` actions the caller holds, or 'all' for tokens that read everything. */
-  async #readable (principal: Principal): Promise<Set<string> | 'all'> {
+  /** The actions the caller holds (for `canRead`), with a fingerprint that changes when they do. */
+  async #readable (principal: Principal): Promise<{ all: boolean, actions: ReadonlySet<string>, fingerprint: string }> {
     if (principal.kind === 'token') {
-      return principal.token.type === 'custom' ? new Set(principal.token.permissions) : 'all'
+      const { token } = principal
+      return token.type === 'custom'
+        ? { all: false, actions: new Set(token.permissions), fingerprint: `token:${token.id}:${token.permissions.join(',')}` }
+        : { all: true, actions: new Set(), fingerprint: `token:${token.type}` }
     }
     const role = principal.kind === 'user' ? principal.user.roleType : 'public'
-    return role === null ? new Set() : new Set((await this.#store.forRole(role)).keys())
+    if (role === null) return { all: false, actions: new Set(), fingerprint: 'none' }
+    const permissions = await this.#store.forRole(role)
+    let readable = readableByMap.get(permissions)
+    if (readable === undefined) {
+      const fingerprint = `role:${role}:${createHash('sha1').update(JSON.stringify([...permissions.values()])).digest('base64url')}`
+      readable = { all: false, actions: new Set(permissions.keys()), fingerprint }
+      readableByMap.set(permissions, readable)
+    }
+    return readable
   }
 }
+
+/** Computed once per loaded permission map (a reload, after a grant or revoke, is a new map). */
+const readableByMap = new WeakMap<ReadonlyMap<string, Permission>, { all: boolean, actions: ReadonlySet<string>, fingerprint: string }>()
 
 /** The permission that lets a caller read a content type (files are read through the upload plugin's). */
 export function readAction (uid: string): string {

@@ -4,7 +4,7 @@ import type { Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
 import { compileFilter, createFilterContext, type FilterCompileOptions } from './filters.js'
 import type { PopulateTree } from '../query/populate.js'
-import { createPopulateContext, populateExpression } from './populate.js'
+import { createPopulateContext, populateExpression, selectList } from './populate.js'
 import { projection } from './projection.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
@@ -66,14 +66,18 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
 }
 
 /**
- * One page of documents and its total, in ONE statement, with the page already rendered as a
- * JSON array by PostgreSQL:
+ * One page of documents and its total, in ONE statement. The page is chosen first on ids and
+ * sort keys only, then only its rows are rendered, as JSON, by PostgreSQL (rendering every
+ * matching row before the sort and limit would cost as many conversions as there are matches):
  *
  * ```sql
- * with "page" as (select t.id as "id", ... from "articles" as t where <scope> order by ... limit $1 offset $2)
- * select (select '[' || coalesce(string_agg(row_to_json("page")::text, ','), '') || ']' from "page") as "data",
+ * with "page" as (select t.id as "__id", t.title as "s0" from "articles" as t where <scope and filters>
+ *                 order by "s0" desc, t.id asc limit $1 offset $2)
+ * select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by "page"."s0" desc, "page"."__id" asc), '') || ']'
+ *         from "page" join "articles" as t on t.id = "page"."__id"
+ *         cross join lateral (select t.id as "id", t.document_id as "documentId", ...) as d) as "data",
  *        (select case when n.c < $3 and (n.c > 0 or $4 = 0) then $4 + n.c
- *                     else (select count(*)::int from "articles" as t where <scope>) end
+ *                     else (select count(*)::int from "articles" as t where <scope and filters>) end
  *         from (select count(*)::int as c from "page") as n) as "total"
  * ```
  *
@@ -82,10 +86,17 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
   const { start, limit, withCount } = spec.pagination
-  const page = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
-    .limit(limit)
-    .offset(start)
-  const data = sql<string>`(select ${JSON_ARRAY('"page"')} from "page")`.as('data')
+  const ctx = createFilterContext(options, spec.status)
+  const keys = spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))
+  let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
+  spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
+  page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc').limit(limit).offset(start)
+
+  const order = sql.join([...spec.sort.map((term, i) => sql`${sql.ref(`page.s${i}`)} ${sql.raw(term.direction)}`), sql`"page"."__id" asc`])
+  const columns = selectList(model, ROOT, spec.fields, spec.populate, createPopulateContext(spec.status, options))
+  const data = sql<string>`(select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${order}), '') || ']'
+    from "page" join ${sql.table(model.tableName)} as ${sql.id(ROOT)} on ${sql.ref(`${ROOT}.id`)} = "page"."__id"
+    cross join lateral (select ${columns}) as d)`.as('data')
   if (!withCount) return db.with('page', () => page).selectNoFrom([data, sql<null>`null::int`.as('total')])
 
   const count = scopedRows(db, model, spec, options).select(sql<number>`count(*)::int`.as('count'))

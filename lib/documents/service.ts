@@ -1,11 +1,12 @@
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { Association } from '../model/associations.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
+import type { LruCache } from '../compiler/cache.js'
 import { compileCount, compileFindMany, compileFindOne, compileFindPage, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
-  paginationMeta, parseLocale, parseQuery, parseStatus,
-  type LocaleSettings, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
+  paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
+  type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
 } from '../query/index.js'
 import type { AccessScope } from '../auth/access.js'
 import { parseFields } from '../query/fields.js'
@@ -57,10 +58,18 @@ export interface WriteParams {
 
 export interface ServiceContext {
   db: Kysely<any>
+  /** Compiled REST reads by content type, query string and access scope (see lib/compiler/cache.ts). */
+  queries: LruCache<string, CachedRead>
   registry: Registry
   limits: PaginationLimits
   i18n: LocaleSettings
   compile: CompileOptions
+}
+
+/** A compiled read and what its response needs besides the rows. */
+export interface CachedRead {
+  query: CompiledQuery<{ data: string, total?: number | null }>
+  pagination: QueryTree['pagination'] | null
 }
 
 /** A page rendered by PostgreSQL: `json` is the `data` array as JSON text, ready to send. */
@@ -143,19 +152,41 @@ export class DocumentService {
 
   /**
    * One page as JSON text plus its `meta.pagination`, for the REST list route: the rows are
-   * rendered by PostgreSQL and never parsed in Node. `query` is the request's qs-parsed query.
+   * rendered by PostgreSQL and never parsed in Node. `search` is the request's raw query string
+   * (what follows `?`); the statement compiled for it is reused for identical requests.
    */
-  async findPageJson (query: RawQuery, access?: AccessScope): Promise<JsonPage> {
-    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: true, access })
-    const row = await compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
-    return { json: row.data, pagination: paginationMeta(tree.pagination, row.total) }
+  async findPageJson (search: string, access?: AccessScope): Promise<JsonPage> {
+    const read = this.#cached(`page\0${search}`, access, () => {
+      const tree = parseQuery(this.model, parseQueryString(`?${search}`), this.#parseOptions(true, access))
+      return { query: compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).compile(), pagination: tree.pagination }
+    })
+    const { rows } = await this.#ctx.db.executeQuery(read.query)
+    return { json: rows[0].data, pagination: paginationMeta(read.pagination!, rows[0].total ?? null) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
-  async findOneJson (documentId: string | null, query: RawQuery, access?: AccessScope): Promise<string | null> {
-    const tree = parseQuery(this.model, query, { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales: false, access })
-    const row = await compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).executeTakeFirst()
-    return row?.data ?? null
+  async findOneJson (documentId: string | null, search: string, access?: AccessScope): Promise<string | null> {
+    const read = this.#cached(`one\0${documentId ?? ''}\0${search}`, access, () => {
+      const tree = parseQuery(this.model, parseQueryString(`?${search}`), this.#parseOptions(false, access))
+      return { query: compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).compile(), pagination: null }
+    })
+    const { rows } = await this.#ctx.db.executeQuery(read.query)
+    return rows[0]?.data ?? null
+  }
+
+  #parseOptions (allowAllLocales: boolean, access: AccessScope | undefined): ParseOptions {
+    return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access }
+  }
+
+  /** The compiled read for a request, from the cache or built (and cached) now; errors are not cached. */
+  #cached (request: string, access: AccessScope | undefined, build: () => CachedRead): CachedRead {
+    const key = `${this.model.uid}\0${access?.key ?? ''}\0${request}`
+    let read = this.#ctx.queries.get(key)
+    if (read === undefined) {
+      read = build()
+      this.#ctx.queries.set(key, read)
+    }
+    return read
   }
 
   /**

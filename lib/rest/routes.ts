@@ -47,6 +47,12 @@ function payload (body: unknown): Record<string, unknown> {
   return data as Record<string, unknown>
 }
 
+/** The raw query string of a URL (what follows `?`). */
+function search (url: string): string {
+  const at = url.indexOf('?')
+  return at === -1 ? '' : url.slice(at + 1)
+}
+
 function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any, populate?: unknown } {
   return { status: query.status, locale: query.locale, fields: query.fields, populate: query.populate }
 }
@@ -88,7 +94,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const page = await service.findPageJson(parseQueryString(request.url), scope(request))
+        const page = await service.findPageJson(search(request.url), scope(request))
         return send(request, reply, 200, listBody(page.json, page.pagination))
       }
     })
@@ -106,7 +112,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, parseQueryString(request.url), scope(request))
+        const json = await service.findOneJson(documentId, search(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -138,7 +144,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const json = await service.findOneJson(null, parseQueryString(request.url), scope(request))
+        const json = await service.findOneJson(null, search(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
