@@ -582,7 +582,7 @@ export class DocumentService {
     const access = params.access
     return {
       fields: parseFields(this.model, params.fields, access?.fields ?? null),
-      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access?.canRead)
+      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access?.canRead, access?.fields ?? null)
     }
   }
 

@@ -57,6 +57,8 @@ interface Walk {
   registry: Registry | null
   /** Relations to types the caller may not read cannot be filtered through (400, as Strapi). */
   canRead: ((uid: string) => boolean) | null
+  /** A field-level permission: the root model's attributes a filter may name (all when null). */
+  allowed: ReadonlySet<string> | null
   model: ContentType | Component
   /** Dotted path of attributes walked so far, for Strapi's "Invalid key x at a.b" messages. */
   path: string[]
@@ -154,6 +156,7 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
       throw invalidKey(key, walk.path.length > 0 ? walk.path.join('.') : null)
     } else {
       const path = [...walk.path, key].join('.')
+      if (walk.allowed !== null && Object.hasOwn(walk.model.attributes, key) && !walk.allowed.has(key)) throw invalidKey(key, path)
       // Strapi drops filters on i18n's `localizations` (not a stored relation); so do we.
       if (key === 'localizations' && walk.model.modelType === 'contentType' && walk.model.localized) continue
       const association = walk.model.associations.get(key)
@@ -202,7 +205,7 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
     if (operators.length > 0) inner = { id: operand }
     if (keys.length === 0) return null
   }
-  const child = objectFilter(inner, { registry: walk.registry, canRead: walk.canRead, model: target, path: path.split('.') })
+  const child = objectFilter(inner, { registry: walk.registry, canRead: walk.canRead, allowed: null, model: target, path: path.split('.') })
   if (child === null) return null
   return { kind: 'related', owner: walk.model.uid, association, target, child, matchesNone: onNullRow(child) === true }
 }
@@ -243,10 +246,11 @@ export function onNullRow (node: FilterNode): boolean | null {
  * dynamic zones and values that cannot be cast for their field are 400s.
  */
 export function parseFilters (
-  model: ContentType | Component, raw: unknown, registry: Registry | null = null, canRead: ((uid: string) => boolean) | null = null
+  model: ContentType | Component, raw: unknown, registry: Registry | null = null, canRead: ((uid: string) => boolean) | null = null,
+  allowed: ReadonlySet<string> | null = null
 ): FilterNode | null {
   if (raw === undefined || raw === null) return null
-  const walk: Walk = { registry, canRead, model, path: [] }
+  const walk: Walk = { registry, canRead, allowed, model, path: [] }
   if (Array.isArray(raw)) return and(raw.map((item) => objectFilter(item, walk)).filter(notNull))
   if (!isPlainObject(raw)) throw new ValidationError('The filters parameter must be an object or an array')
   return objectFilter(raw, walk)

@@ -78,7 +78,8 @@ export interface ParseOptions {
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
   const access = options.access
   const canRead = access?.canRead ?? null
-  const requested = parseFilters(model, raw.filters, options.registry, canRead)
+  const allowed = access?.fields ?? null
+  const requested = parseFilters(model, raw.filters, options.registry, canRead, allowed)
   // A row-level permission is one more filter, ANDed in, so it is enforced by the same SQL.
   const required = access?.conditions == null ? null : parseFilters(model, access.conditions, options.registry)
   const filters = required === null ? requested : requested === null ? required : { kind: 'and' as const, children: [requested, required] }
@@ -89,8 +90,8 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
   return {
     fields: parseFields(model, raw.fields, access?.fields ?? null),
     filters,
-    sort: parseSort(model, raw.sort, options.registry, canRead),
-    populate: parsePopulate(options.registry, model, raw.populate, canRead ?? undefined),
+    sort: parseSort(model, raw.sort, options.registry, canRead, allowed),
+    populate: parsePopulate(options.registry, model, raw.populate, canRead ?? undefined, allowed),
     pagination: parsePagination(raw.pagination, options.limits),
     status: parseStatus(raw.status),
     locale,

@@ -70,9 +70,18 @@ function window (options: Record<string, unknown>): { start: number | null, limi
 class PopulateParser {
   readonly #registry: Registry
   readonly #canRead: (uid: string) => boolean
-  constructor (registry: Registry, canRead: (uid: string) => boolean) {
+  /** A field-level permission: the root model's attributes that may be populated (all when null). */
+  readonly #allowed: ReadonlySet<string> | null
+  readonly #root: Model
+  constructor (registry: Registry, canRead: (uid: string) => boolean, allowed: ReadonlySet<string> | null, root: Model) {
     this.#registry = registry
     this.#canRead = canRead
+    this.#allowed = allowed
+    this.#root = root
+  }
+
+  #permitted (model: Model, name: string): boolean {
+    return this.#allowed === null || model !== this.#root || this.#allowed.has(name)
   }
 
   /** Relations and media to types the caller cannot read: left out of `*`, a 400 when named. */
@@ -84,7 +93,7 @@ class PopulateParser {
 
   /** Every association of a model, one level deep: what `populate=*` means. */
   #all (model: Model): Record<string, unknown> {
-    const names = [...model.associations.values()].filter((a) => this.#readable(a)).map((a) => a.name)
+    const names = [...model.associations.values()].filter((a) => this.#readable(a) && this.#permitted(model, a.name)).map((a) => a.name)
     if (model.modelType === 'contentType' && model.localized) names.push(LOCALIZATIONS)
     return Object.fromEntries(names.map((name) => [name, true]))
   }
@@ -133,7 +142,7 @@ class PopulateParser {
         continue
       }
       const association = model.associations.get(name)
-      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association)) {
+      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association) || !this.#permitted(model, name)) {
         throw invalidKey(name, name)
       }
       const enabled = flag(value)
@@ -203,6 +212,8 @@ class PopulateParser {
  * fragments for dynamic zones) into a tree of registry models. Unknown or scalar attributes are a
  * 400 "Invalid key".
  */
-export function parsePopulate (registry: Registry, model: Model, raw: unknown, canRead: (uid: string) => boolean = () => true): PopulateTree {
-  return new PopulateParser(registry, canRead).parse(model, raw, [])
+export function parsePopulate (
+  registry: Registry, model: Model, raw: unknown, canRead: (uid: string) => boolean = () => true, allowed: ReadonlySet<string> | null = null
+): PopulateTree {
+  return new PopulateParser(registry, canRead, allowed, model).parse(model, raw, [])
 }

@@ -83,7 +83,9 @@ function termsFromObject (model: Model, item: Record<string, unknown>, registry:
  * `sort[category][name]=asc`. The direction is case-insensitive; unknown, private and password
  * fields, and dynamic zones, are a 400.
  */
-export function parseSort (model: Model, raw: unknown, registry: Registry | null = null, canRead: CanRead = null): SortTerm[] {
+export function parseSort (
+  model: Model, raw: unknown, registry: Registry | null = null, canRead: CanRead = null, allowed: ReadonlySet<string> | null = null
+): SortTerm[] {
   if (raw === undefined || raw === null || raw === '') return []
   const items = Array.isArray(raw) ? raw : [raw]
   const terms: SortTerm[] = []
@@ -91,6 +93,11 @@ export function parseSort (model: Model, raw: unknown, registry: Registry | null
     if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, registry, canRead))
     else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, registry, canRead))
     else throw new ValidationError(INVALID_SORT)
+  }
+  // A field-level permission: sorting by an attribute would reveal its order, so it must be listed.
+  for (const term of terms) {
+    const first = term.path[0]?.association.name ?? term.field.name
+    if (allowed !== null && Object.hasOwn(model.attributes, first) && !allowed.has(first)) throw invalidKey(first, first)
   }
   return terms
 }
