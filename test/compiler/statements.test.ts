@@ -1,0 +1,174 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import contentApi from '../../lib/index.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { oracleOptions } from '../fixtures/oracle/models.js'
+import { seedOracle } from '../fixtures/oracle/seed.js'
+
+/**
+ * "One SQL statement per request": populate, filters through relations, sort through relations,
+ * counts and pagination all compile into a single statement, however deep the populate and
+ * however many rows come back. The plugin's database is the test database's Kysely wrapped with
+ * a plugin that sees every query Kysely executes (raw `sql` included), so nothing can slip past.
+ */
+
+/** The tables a statement reads or writes, found anywhere in its operation tree (raw SQL included). */
+function tablesOf (node: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) {
+    for (const item of node) tablesOf(item, into)
+  } else if (typeof node === 'object' && node !== null) {
+    const record = node as Record<string, unknown>
+    if (record.kind === 'TableNode') {
+      const name = (record.table as { identifier?: { name?: unknown } } | undefined)?.identifier?.name
+      if (typeof name === 'string') into.add(name)
+    }
+    for (const value of Object.values(record)) tablesOf(value, into)
+  }
+  return into
+}
+
+/**
+ * The access check reads a role's permissions from `up_permissions` at most once per cache TTL
+ * (lib/auth/permissions.ts); such a statement is the auth layer's, not the request's query.
+ */
+const isPermissionLookup = (statement: Statement): boolean => statement.tables.includes('up_permissions')
+
+interface Statement { kind: string, tables: string[] }
+
+/** Records every statement executed through the Kysely it is plugged into. */
+class StatementCounter implements KyselyPlugin {
+  readonly #pending = new Map<unknown, Statement>()
+  executed: Statement[] = []
+
+  transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
+    this.#pending.set(args.queryId, { kind: args.node.kind, tables: [...tablesOf(args.node)].sort() })
+    return args.node
+  }
+
+  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'unknown', tables: [] })
+    this.#pending.delete(args.queryId)
+    return args.result
+  }
+
+  /** The statements `fn` ran, the access check's cached permission lookup left out. */
+  async during (fn: () => Promise<unknown>): Promise<Statement[]> {
+    this.executed = []
+    await fn()
+    return this.executed.filter((s) => !isPermissionLookup(s))
+  }
+}
+
+async function buildCounted (t: { teardown (fn: () => Promise<void>): void }): Promise<{ app: FastifyInstance, counter: StatementCounter }> {
+  const database = await createTestDatabase()
+  const counter = new StatementCounter()
+  const app = Fastify({ logger: false })
+  t.teardown(async () => {
+    await app.close()
+    await database.drop()
+  })
+  await app.register(contentApi, {
+    ...oracleOptions,
+    auth: { jwtSecret: 'statements-jwt-secret-0123456789', apiTokenSalt: 'statements-token-salt-0123456789', rateLimit: false },
+    db: database.db.withPlugin(counter)
+  })
+  await app.ready()
+  // Content is private by default: the public role gets every content action, and reading files
+  // (populating media needs it), as the oracle's public role had.
+  const actions = [...app.contentApi.registry.contentTypes.values()].filter((ct) => ct.uid.startsWith('api::'))
+    .flatMap((ct) => ['find', 'findOne', 'create', 'update', 'delete'].map((action) => `${ct.uid}.${action}`))
+  await app.contentApi.permissions.grant('public', [...actions, 'plugin::upload.content-api.find', 'plugin::upload.content-api.findOne'])
+  return { app, counter }
+}
+
+const DEEP = '/api/articles?populate[category][populate][articles][populate][authors]=true'
+
+t.test('the counter sees every statement, writes included', async (t) => {
+  const { app, counter } = await buildCounted(t)
+  const written = await counter.during(async () => {
+    await app.inject({ method: 'POST', url: '/api/categories', payload: { data: { name: 'Counted' } } })
+  })
+  t.ok(written.length > 1, `a create runs several statements in its transaction (${written.length})`)
+  t.ok(written.some((s) => s.kind === 'InsertQueryNode' && s.tables.includes('categories')), 'the insert is seen')
+  t.ok(written.every((s) => !isPermissionLookup(s)), 'permission lookups are not counted')
+})
+
+t.test('one statement per read request, whatever the populate depth', async (t) => {
+  const { app, counter } = await buildCounted(t)
+
+  const empty = await counter.during(async () => {
+    const res = await app.inject(DEEP)
+    t.equal(res.statusCode, 200)
+    t.same(res.json().data, [], 'no article yet')
+  })
+  t.equal(empty.length, 1, 'three levels of populate on an empty table: one statement')
+
+  const seeded = await seedOracle(app)
+
+  const deep = await counter.during(async () => {
+    const res = await app.inject(`${DEEP}&pagination[pageSize]=100`)
+    t.equal(res.statusCode, 200)
+    const data = res.json().data as Array<{ category: { articles: Array<{ authors: unknown[] }> } | null }>
+    t.equal(data.length, 50, 'every published en article')
+    const withCategory = data.filter((d) => d.category !== null)
+    t.ok(withCategory.length > 0 && withCategory.every((d) => Array.isArray(d.category!.articles)), 'category.articles populated')
+    t.ok(withCategory.some((d) => d.category!.articles.some((a) => a.authors.length > 0)), 'and their authors')
+  })
+  t.same(deep.map((s) => s.kind), ['SelectQueryNode'], 'three levels of populate over 50 articles: still one statement')
+  for (const table of ['articles', 'articles_category_lnk', 'categories', 'articles_authors_lnk', 'authors']) {
+    t.ok(deep[0].tables.includes(table), `that statement reads ${table}`)
+  }
+
+  const one = await counter.during(async () => {
+    const res = await app.inject(`/api/articles/${seeded.articles[0]}?populate=*`)
+    t.equal(res.statusCode, 200)
+    const data = res.json().data
+    for (const key of ['category', 'authors', 'cover', 'seo', 'blocks', 'localizations']) t.ok(key in data, `populate=* renders ${key}`)
+  })
+  t.same(one.map((s) => s.kind), ['SelectQueryNode'], 'GET /api/articles/:id?populate=*: one statement')
+
+  const single = await counter.during(async () => {
+    const res = await app.inject('/api/homepage?populate[featuredArticles][populate]=*')
+    t.equal(res.statusCode, 200)
+  })
+  t.equal(single.length, 1, 'a single type with nested populate: one statement')
+})
+
+t.test('the statement count does not grow with the number of rows', async (t) => {
+  const { app, counter } = await buildCounted(t)
+  await seedOracle(app)
+  const urls = [
+    (size: number) => `${DEEP}&pagination[pageSize]=${size}`,
+    (size: number) => `/api/articles?populate=*&pagination[pageSize]=${size}`,
+    (size: number) => `/api/articles?populate[authors][sort]=name:desc&populate[authors][limit]=1&populate[category][populate][articles][count]=true&pagination[pageSize]=${size}`,
+    (size: number) => `/api/articles?filters[category][articles][authors][name][$startsWith]=A&filters[seo][metaTitle][$notNull]=true&sort=category.name:desc&pagination[pageSize]=${size}`,
+    (size: number) => `/api/categories?populate[articles][populate][blocks]=true&populate[articles][populate][seo]=true&pagination[pageSize]=${size}`,
+    (size: number) => `/api/articles?populate[blocks][on][shared.quote][fields][0]=text&populate[cover][fields][0]=name&pagination[start]=0&pagination[limit]=${size}&pagination[withCount]=false`
+  ]
+  for (const url of urls) {
+    const counts: number[] = []
+    for (const size of [1, 10, 100]) {
+      counts.push((await counter.during(async () => {
+        const res = await app.inject(url(size))
+        t.equal(res.statusCode, 200, url(size))
+      })).length)
+    }
+    t.same(counts, [1, 1, 1], `${url(100)}: one statement for 1, 10 and 100 rows`)
+  }
+})
+
+t.test('the document service reads in one statement too', async (t) => {
+  const { app, counter } = await buildCounted(t)
+  const seeded = await seedOracle(app)
+  const articles = app.contentApi.documents('api::article.article')
+  const many = await counter.during(async () => {
+    const docs = await articles.findMany({ populate: { category: { populate: { articles: { populate: ['authors'] } } } } })
+    t.equal(docs.length, 50)
+  })
+  t.equal(many.length, 1, 'findMany with three levels of populate')
+  const one = await counter.during(async () => {
+    t.ok(await articles.findOne({ populate: '*', documentId: seeded.articles[0] }))
+  })
+  t.equal(one.length, 1, 'findOne with populate=*')
+})
