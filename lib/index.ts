@@ -13,7 +13,9 @@ import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options.js'
+import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
+import { registerUpload, type UploadApi } from './upload/index.js'
 import { syncSchema, type SchemaSyncResult } from './schema/index.js'
 
 export interface ContentApi {
@@ -31,6 +33,10 @@ export interface ContentApi {
   readonly apiTokens: ApiTokenService
   /** The access check every route and resolver goes through. */
   readonly access: AccessControl
+  /** The GraphQL extension API (Shadow CRUD, `use`); null when GraphQL is off. */
+  graphql: GraphqlApi | null
+  /** The upload service; null when uploads are off. */
+  upload: UploadApi | null
 }
 
 declare module 'fastify' {
@@ -79,7 +85,10 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const authenticator = new Authenticator(handle.db, registry, apiTokens)
   const access = new PermissionAccessControl(authenticator, permissions, { draftsRequirePermission: options.auth.draftsRequirePermission })
 
-  app.decorate('contentApi', { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access } satisfies ContentApi)
+  const credentials = new UserStore(handle.db, registry)
+  // graphql and upload are filled in below, once their modules have registered.
+  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null }
+  app.decorate('contentApi', contentApiState)
   await app.register(restPlugin, {
     prefix: options.rest.prefix,
     registry,
@@ -87,13 +96,15 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     access,
     auth: {
       authenticator,
-      credentials: new UserStore(handle.db, registry),
+      credentials,
       options: options.auth,
       locales: options.i18n,
       jwtSecret: secrets.jwtSecret,
       jwtExpiresIn: options.auth.jwtExpiresIn
     }
   })
+  contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
+  contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
 }
 
 /**

@@ -3,6 +3,8 @@ import Value from 'typebox/value'
 import { ConfigurationError } from './errors.js'
 import { isKysely, type DatabaseOption } from './db/connect.js'
 import type { ComponentSchema, ContentTypeSchema } from './model/types.js'
+import type { GraphqlOptions } from './graphql/options.js'
+import type { UploadOptions } from './upload/options.js'
 
 /**
  * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the
@@ -97,7 +99,11 @@ const OptionsSchema = Type.Object({
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
   query: Type.Optional(QueryOptions),
-  auth: Type.Optional(AuthOptions)
+  auth: Type.Optional(AuthOptions),
+  /** GraphQL plugin options; validated by lib/graphql/options.ts. `false` turns GraphQL off. */
+  graphql: Type.Optional(Type.Unknown()),
+  /** Upload plugin options; validated by lib/upload/options.ts. */
+  upload: Type.Optional(Type.Unknown())
 }, { additionalProperties: false })
 
 export interface ContentApiOptions {
@@ -115,6 +121,10 @@ export interface ContentApiOptions {
     register?: Partial<Static<typeof AuthOptions>['register']>
     email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string }
   }
+  /** GraphQL endpoint, sandbox and Shadow CRUD options (docs/graphql.md); `false` disables GraphQL. */
+  graphql?: GraphqlOptions | false
+  /** Upload API and storage provider options (docs/upload.md). */
+  upload?: UploadOptions
 }
 
 export interface EmailMessage {
@@ -134,6 +144,10 @@ export interface ResolvedOptions {
   i18n: Static<typeof I18nOptions>
   query: Static<typeof QueryOptions>
   auth: Static<typeof AuthOptions> & { email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string } }
+  /** Raw; lib/graphql/options.ts validates and defaults it. */
+  graphql: GraphqlOptions | false | undefined
+  /** Raw; lib/upload/options.ts validates and defaults it. */
+  upload: UploadOptions | undefined
 }
 
 function describe (path: string, message: string): string {

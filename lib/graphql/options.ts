@@ -1,0 +1,4 @@
+/** GraphQL options (to be completed by the GraphQL module): see docs/graphql.md. */
+export interface GraphqlOptions {
+  endpoint?: string
+}
