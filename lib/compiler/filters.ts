@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
-import type { ComparisonOperator, FilterNode, RelatedFilter } from '../query/filters.js'
+import { onNullRow, type ComparisonOperator, type FilterNode, type RelatedFilter } from '../query/filters.js'
 import { relatedRows } from './related-rows.js'
 
 export interface FilterCompileOptions {
@@ -106,12 +106,19 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
  * When a row of NULLs satisfies the condition (`$null: true`), parents without any related row
  * match too: `(exists (...) or not exists (<any related row>))`, as Strapi's LEFT JOIN answers.
  */
-function related (node: RelatedFilter, parent: string, ctx: FilterContext): RawBuilder<SqlBool> {
+function related (node: RelatedFilter, parent: string, ctx: FilterContext, negated: boolean): RawBuilder<SqlBool> {
   const r = ctx.next('r')
   const l = ctx.next('l')
   const { from, where } = relatedRows(node.association, node.target, node.owner, parent, r, l, ctx.status)
   const any = sql.join(where, sql` and `)
   const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
+  if (negated) {
+    // Under NOT, a parent without related rows must stay UNKNOWN when a row of NULLs would be:
+    // NOT of it then excludes the parent, as Strapi's LEFT JOIN does (a plain NOT EXISTS would
+    // include it).
+    const none = onNullRow(node.child)
+    return sql`(case when ${matching} then true when exists (select 1 from ${from} where ${any}) then false else ${sql.raw(none === null ? 'null::boolean' : String(none))} end)`
+  }
   return node.matchesNone ? sql`(${matching} or not exists (select 1 from ${from} where ${any}))` : matching
 }
 
@@ -123,12 +130,12 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext): RawB
  * // filters[$or][0][views][$lt]=30&filters[$or][1][title][$startsWith]=Wild
  * // => ("t"."views" < $1 or "t"."title"::text like $2)    parameters: [30, 'Wild%']
  */
-export function compileFilter (node: FilterNode, alias: string, options: FilterContext): RawBuilder<SqlBool> {
+export function compileFilter (node: FilterNode, alias: string, options: FilterContext, negated = false): RawBuilder<SqlBool> {
   switch (node.kind) {
-    case 'related': return related(node, alias, options)
+    case 'related': return related(node, alias, options, negated)
     case 'compare': return compare(node, alias, options)
-    case 'not': return sql`not (${compileFilter(node.child, alias, options)})`
-    case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options)), sql` and `)})`
-    case 'or': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options)), sql` or `)})`
+    case 'not': return sql`not (${compileFilter(node.child, alias, options, !negated)})`
+    case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options, negated)), sql` and `)})`
+    case 'or': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options, negated)), sql` or `)})`
   }
 }

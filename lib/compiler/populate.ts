@@ -4,6 +4,7 @@ import type { Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { compileFilter, createFilterContext, type FilterCompileOptions, type FilterContext } from './filters.js'
 import { outputExpression } from './projection.js'
+import { sortExpression } from './sort.js'
 import { orderSql, ref, relatedRows, type OrderTerm, type RelatedRows } from './related-rows.js'
 
 /**
@@ -47,9 +48,9 @@ function rendered (
   const v = ctx.next('v')
   const where = [...source.where]
   if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
-  const sortTerms: OrderTerm[] = selection.sort.map((term) => ({ expr: ref(r, term.field.column), direction: term.direction }))
+  const sortTerms: OrderTerm[] = selection.sort.map((term) => ({ expr: sortExpression(term, r, ctx), direction: term.direction }))
   const orderTerms = sortTerms.length > 0
-    ? [...sortTerms, { expr: ref(r, 'id'), direction: sortTerms[sortTerms.length - 1].direction }]
+    ? [...sortTerms, { expr: ref(r, 'id'), direction: 'asc' as const }]
     : source.order
   const lateral = sql`cross join lateral (select ${selectList(target, r, selection.fields, selection.populate, ctx, extra)}) as ${sql.id(v)}`
   const orderBy = orderSql(orderTerms)

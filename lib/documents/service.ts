@@ -588,7 +588,9 @@ export class DocumentService {
 
   async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, shape: { fields: Field[] | null, populate: PopulateTree }): Promise<Document> {
     const spec: FindSpec = {
-      status: this.model.draftAndPublish ? status : 'published',
+      // The written row itself ignores status on a type without draft & publish; populated
+      // relations to draft & publish types follow it, as in reads.
+      status,
       locale,
       ...shape,
       filters: null,

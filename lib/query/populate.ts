@@ -93,7 +93,8 @@ class PopulateParser {
 
   /** Every association of a model, one level deep: what `populate=*` means. */
   #all (model: Model): Record<string, unknown> {
-    const names = [...model.associations.values()].filter((a) => this.#readable(a) && this.#permitted(model, a.name)).map((a) => a.name)
+    const visible = (a: Association): boolean => (model.attributes[a.name] as { private?: boolean }).private !== true
+    const names = [...model.associations.values()].filter((a) => visible(a) && this.#readable(a) && this.#permitted(model, a.name)).map((a) => a.name)
     if (model.modelType === 'contentType' && model.localized) names.push(LOCALIZATIONS)
     return Object.fromEntries(names.map((name) => [name, true]))
   }
