@@ -23,6 +23,10 @@ const host = process.env.HOST ?? '127.0.0.1'
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
 await app.register(contentApi, { models, db: database() })
 await app.ready()
+// Content is private by default: the public may read the blog; writing needs an account.
+const read = ['article', 'category', 'author'].flatMap((name) => ['find', 'findOne'].map((action) => `api::${name}.${name}.${action}`))
+await app.contentApi.permissions.grant('public', [...read, 'api::homepage.homepage.find'])
+await app.contentApi.permissions.grant('authenticated', ['create', 'update', 'delete'].map((action) => `api::article.article.${action}`))
 
 const { created } = await seed(app)
 const first = await app.contentApi.documents('api::article.article').findFirst({ sort: 'publishDate:desc' })
@@ -49,4 +53,9 @@ Try (curl -g keeps the brackets literal):
   curl ${base}/homepage
   curl -g '${base}/categories?populate[articles][fields][0]=title'
   curl -g '${base}/articles?status=draft&fields[0]=title'
+
+Sign up, then write with the JWT it returns:
+
+  curl -X POST ${base}/auth/local/register -H 'content-type: application/json' -d '{"username":"ada","email":"ada@example.com","password":"Password123!"}'
+  curl -X POST ${base}/articles -H 'content-type: application/json' -H 'authorization: Bearer <jwt>' -d '{"data":{"title":"My first post"}}'
 `)
