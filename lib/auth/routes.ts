@@ -70,6 +70,14 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     return user
   }
 
+  /** The user named by the `:id` route parameter (users keep numeric ids in Strapi's routes). */
+  async function userById (request: FastifyRequest): Promise<Record<string, unknown> & { id: number, documentId: string }> {
+    const id = Number((request.params as { id: string }).id)
+    const user = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id } }) : null
+    if (user === null) throw new NotFoundError()
+    return user
+  }
+
   async function currentUser (request: FastifyRequest): Promise<AuthUser> {
     const principal = await access.principal(request)
     if (principal.kind !== 'user') throw new UnauthorizedError()
@@ -152,11 +160,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/:id',
     action: 'user.findOne',
-    handler: async (request, reply) => {
-      const id = Number((request.params as { id: string }).id)
-      if (!Number.isSafeInteger(id)) throw new NotFoundError()
-      return json(reply, 200, await userJson(id))
-    }
+    handler: async (request, reply) => json(reply, 200, await userById(request))
   })
 
   route({
@@ -176,11 +180,9 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     url: '/users/:id',
     action: 'user.update',
     handler: async (request, reply) => {
-      const id = Number((request.params as { id: string }).id)
-      const existing = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id } }) : null
-      if (existing === null) throw new NotFoundError()
+      const existing = await userById(request)
       await users.update({ documentId: existing.documentId, data: isPlainObject(request.body) ? request.body : {} })
-      return json(reply, 200, await userJson(id))
+      return json(reply, 200, await userJson(existing.id))
     }
   })
 
@@ -189,9 +191,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     url: '/users/:id',
     action: 'user.destroy',
     handler: async (request, reply) => {
-      const id = Number((request.params as { id: string }).id)
-      const existing = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id } }) : null
-      if (existing === null) throw new NotFoundError()
+      const existing = await userById(request)
       await users.delete({ documentId: existing.documentId })
       return json(reply, 200, existing)
     }
