@@ -1,0 +1,90 @@
+import { open } from 'node:fs/promises'
+import { fileTypeFromBuffer, supportedExtensions, supportedMimeTypes } from 'file-type'
+import mime from 'mime-types'
+import { UploadError } from './errors.js'
+
+/**
+ * What a file really is, from its first bytes (magic numbers, read by `file-type`, as Strapi's
+ * own MIME check does), compared with what its name says. A file whose extension names a format
+ * with a signature (`.png`, `.jpg`, `.pdf`, `.mp4`, `.zip`, ...) must carry that signature;
+ * bytes of a recognisable format under another extension are refused too. Formats without a
+ * signature (text, CSV, JSON, SVG) are taken at their extension's word.
+ */
+
+/** How many leading bytes are read to detect a type (file-type's own recommendation). */
+const SAMPLE_SIZE = 4100
+
+/** Containers detected as `zip` when their inner layout is unusual. */
+const ZIP_BASED = new Set(['zip', 'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'odg', 'epub', 'jar', 'apk', 'xpi', 'kmz', '3mf', 'vsdx', 'ipa'])
+
+export interface DetectedType {
+  /** The record's `ext`: the name's, or derived from the content or the declared type when the name has none. */
+  ext: string
+  mime: string
+}
+
+async function sample (path: string): Promise<Buffer> {
+  const handle = await open(path, 'r')
+  try {
+    const buffer = Buffer.alloc(SAMPLE_SIZE)
+    const { bytesRead } = await handle.read(buffer, 0, SAMPLE_SIZE, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await handle.close()
+  }
+}
+
+function consistent (detected: { ext: string, mime: string }, ext: string, expected: string | false): boolean {
+  if (detected.ext === ext || detected.mime === expected) return true
+  if ((mime.extensions[detected.mime] ?? []).includes(ext)) return true
+  if (detected.ext === 'zip' && ZIP_BASED.has(ext)) return true
+  // Audio and video containers share signatures (ISO-BMFF `ftyp`: mp4, m4v, m4a, mov, 3gp).
+  if (expected !== false && /^(audio|video)\//.test(expected) && /^(audio|video)\//.test(detected.mime)) return true
+  return false
+}
+
+/**
+ * The type of a staged file, or an `UploadError` when its content contradicts its extension.
+ *
+ * @example
+ * await detectType('/tmp/x', 'photo.png', 'image/png') // { ext: '.png', mime: 'image/png' }
+ * await detectType('/tmp/y', 'photo.png', 'image/png') // an HTML file: throws FCA_ERR_UPLOAD_CONTENT_MISMATCH
+ */
+export async function detectType (path: string, name: string, ext: string, declaredMime: string): Promise<DetectedType> {
+  const detected = await fileTypeFromBuffer(await sample(path))
+  const bare = ext.slice(1).toLowerCase()
+  const declared = declaredMime === '' ? 'application/octet-stream' : declaredMime
+  if (bare === '') {
+    if (detected !== undefined) return { ext: `.${detected.ext}`, mime: detected.mime }
+    const derived = mime.extension(declared)
+    return { ext: derived === false || derived === 'bin' ? '' : `.${derived}`, mime: declared }
+  }
+  const expected = mime.lookup(bare)
+  const checkable = supportedExtensions.has(bare as never) || (expected !== false && supportedMimeTypes.has(expected as never))
+  const mismatch = (): UploadError => new UploadError('FCA_ERR_UPLOAD_CONTENT_MISMATCH', `The content of ${name} does not match its extension ${ext}`, {
+    name, ext, detected: detected?.mime ?? null
+  })
+  if (checkable) {
+    if (detected === undefined || !consistent(detected, bare, expected)) throw mismatch()
+    return { ext, mime: detected.mime }
+  }
+  // XML is the signature of many text formats (SVG, GPX, RSS): it contradicts none of them.
+  if (detected !== undefined && detected.ext !== 'xml' && !consistent(detected, bare, expected)) throw mismatch()
+  return { ext, mime: expected === false ? declared : expected }
+}
+
+function matches (type: string, patterns: readonly string[]): boolean {
+  const escape = (text: string): string => text.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')
+  // `image/*`: each `*` stands for any run of characters (patterns come from the options, not clients).
+  return patterns.some((pattern) => new RegExp(`^${pattern.toLowerCase().split('*').map(escape).join('.*')}$`).test(type.toLowerCase()))
+}
+
+/** Strapi's `security` rule: a denied pattern refuses, and with an allow-list only its patterns pass. */
+export function checkTypeAllowed (name: string, type: string, security: { allowedTypes?: string[], deniedTypes?: string[] }): void {
+  const { allowedTypes, deniedTypes } = security
+  const denied = (deniedTypes?.length ?? 0) > 0 && matches(type, deniedTypes!)
+  const notAllowed = (allowedTypes?.length ?? 0) > 0 && !matches(type, allowedTypes!)
+  if (denied || notAllowed) {
+    throw new UploadError('FCA_ERR_UPLOAD_TYPE_NOT_ALLOWED', `File type '${type}' is not allowed`, { name, type, allowedTypes: allowedTypes ?? null, deniedTypes: deniedTypes ?? null })
+  }
+}

@@ -1,0 +1,129 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import multipart from '@fastify/multipart'
+import { NotFoundError, ValidationError } from '../errors.js'
+import type { AccessControl } from '../auth/access.js'
+import type { QueryParams } from '../documents/service.js'
+import type { Registry } from '../model/registry.js'
+import { parseQueryString, type RawQuery } from '../query/querystring.js'
+import { errorHandler } from '../rest/error-handler.js'
+import { parseMediaTarget } from './attach.js'
+import { parseFileInfo } from './file-info.js'
+import type { ResolvedUploadOptions } from './options.js'
+import type { UploadService } from './service.js'
+import { createStaging, stageMultipart } from './staging.js'
+
+export interface UploadRoutesOptions {
+  service: UploadService
+  access: AccessControl
+  registry: Registry
+  options: ResolvedUploadOptions
+}
+
+/** The content-API permissions of the upload plugin, as Strapi names them. */
+export const UPLOAD_ACTIONS = {
+  find: 'plugin::upload.content-api.find',
+  findOne: 'plugin::upload.content-api.findOne',
+  upload: 'plugin::upload.content-api.upload',
+  destroy: 'plugin::upload.content-api.destroy'
+} as const
+
+function sendJson (reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body))
+}
+
+/** One value of a text field; a field sent twice is ambiguous. */
+function single (fields: Map<string, string[]>, name: string): string | undefined {
+  const values = fields.get(name)
+  if (values === undefined) return undefined
+  if (values.length > 1) throw new ValidationError(`${name} must be a single value`, { key: name })
+  return values[0]
+}
+
+/**
+ * After a refusal mid-body, the rest of the request is read and dropped (never buffered) and the
+ * connection closed once answered, so the client always receives the 4xx.
+ */
+function abandonBody (request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close')
+  request.raw.unpipe()
+  request.raw.resume()
+}
+
+/**
+ * Strapi's upload routes (`POST /api/upload`, `GET /api/upload/files`, `GET|DELETE
+ * /api/upload/files/:id`), in their own encapsulated context: multipart parsing, the body
+ * parsers and the error handler apply here only. Answers are bare, not enveloped, as in Strapi.
+ */
+export async function uploadRoutes (app: FastifyInstance, { service, access, registry, options }: UploadRoutesOptions): Promise<void> {
+  await app.register(multipart)
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') { done(null, undefined); return }
+    parseJson(request, body as string, done)
+  })
+  // Any other body is not an upload: it is never read (the route answers "Files are empty").
+  app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(async (_request, reply) => sendJson(reply, 404, new NotFoundError().toEnvelope()))
+
+  const query = (request: FastifyRequest): RawQuery => parseQueryString(request.url)
+
+  app.post('/', async (request, reply) => {
+    const { id } = query(request)
+    if (id !== undefined && typeof id !== 'string') throw new ValidationError('File id is required and must be a single value')
+    await access.check(request, { action: UPLOAD_ACTIONS.upload })
+    if (!request.isMultipart()) {
+      if (id === undefined) throw new ValidationError('Files are empty')
+      const [info] = parseFileInfo((request.body as { fileInfo?: unknown } | undefined)?.fileInfo, 1)
+      return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info)))
+    }
+    const staging = await createStaging(options.tmpDir)
+    try {
+      try {
+        await stageMultipart(request, staging, options)
+      } catch (err) {
+        abandonBody(request, reply)
+        throw err
+      }
+      const { files, fields } = staging
+      if (files.length === 0) {
+        if (id === undefined) throw new ValidationError('Files are empty')
+        const [info] = parseFileInfo(fields.get('fileInfo'), 1)
+        return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info)))
+      }
+      if (id !== undefined) {
+        if (files.length > 1) throw new ValidationError('Cannot replace a file with multiple ones')
+        const [info] = parseFileInfo(fields.get('fileInfo'), 1)
+        return sendJson(reply, 200, await service.present(await service.replace(id, staging, info)))
+      }
+      const infos = parseFileInfo(fields.get('fileInfo'), files.length)
+      const target = parseMediaTarget(registry, { ref: single(fields, 'ref'), refId: single(fields, 'refId'), field: single(fields, 'field') })
+      // Linking writes the entry: beyond Strapi, the caller must be allowed to update it.
+      if (target !== null) await access.check(request, { action: 'update', uid: target.model.uid })
+      const records = await service.upload(staging, infos, target)
+      return sendJson(reply, 201, await Promise.all(records.map(async (r) => await service.present(r))))
+    } finally {
+      await staging.cleanup()
+    }
+  })
+
+  app.get('/files', async (request, reply) => {
+    const grant = await access.check(request, { action: UPLOAD_ACTIONS.find })
+    const records = await service.findMany(query(request) as QueryParams, grant.scope)
+    return sendJson(reply, 200, await Promise.all(records.map(async (r) => await service.present(r))))
+  })
+
+  app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
+    const grant = await access.check(request, { action: UPLOAD_ACTIONS.findOne })
+    const record = await service.findOne(request.params.id, query(request) as QueryParams, grant.scope)
+    if (record === null) throw new NotFoundError('file.notFound')
+    return sendJson(reply, 200, await service.present(record))
+  })
+
+  app.delete<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
+    await access.check(request, { action: UPLOAD_ACTIONS.destroy })
+    const record = await service.remove(request.params.id)
+    if (record === null) throw new NotFoundError('file.notFound')
+    return sendJson(reply, 200, await service.present(record))
+  })
+}
