@@ -1,0 +1,90 @@
+import { GraphQLError, type ExecutionResult } from 'graphql'
+import { ContentApiError, ForbiddenError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
+import { toContentApiError } from '../rest/error-handler.js'
+
+/**
+ * 403 — a resolver policy returned false (Strapi's `PolicyError`, "Policy Failed").
+ * Kept here until lib/errors.ts defines it (see the module's report); answered as FORBIDDEN.
+ */
+export class PolicyError extends ContentApiError {
+  override readonly name = 'PolicyError'
+  readonly status = 403
+  readonly code = 'FCA_ERR_POLICY'
+  constructor (message = 'Policy Failed', details?: ErrorDetails) { super(message, details) }
+}
+
+interface FormattedError {
+  message: string
+  locations?: ReadonlyArray<{ line: number, column: number }>
+  path?: ReadonlyArray<string | number>
+  extensions: Record<string, unknown>
+}
+
+/** `PaginationError` → `STRAPI_PAGINATION_ERROR`, as Strapi's format-graphql-error names codes. */
+const strapiCode = (name: string): string => `STRAPI_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`
+
+/**
+ * A resolver's error as Strapi answers it: `extensions.code` (`FORBIDDEN` for a denied access,
+ * `BAD_USER_INPUT` for invalid input, `STRAPI_<NAME>` for other client errors,
+ * `INTERNAL_SERVER_ERROR` otherwise) and `extensions.error` with the REST error's name, message
+ * and details. Our own failures never show their message.
+ */
+export function formatResolverError (error: GraphQLError): FormattedError {
+  const original = error.originalError
+  if (original === undefined || original instanceof GraphQLError) {
+    // Raised by graphql-js itself during execution (e.g. a null for a non-null field).
+    return { message: error.message, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } }
+  }
+  const known = toContentApiError(original)
+  let code: string
+  let message = known.message
+  if (known instanceof ForbiddenError || known instanceof UnauthorizedError || known instanceof PolicyError) {
+    code = 'FORBIDDEN'
+    // The REST layer's HTTP wording ("Forbidden") is Strapi's "Forbidden access" in GraphQL.
+    if (known instanceof ForbiddenError && message === 'Forbidden') message = 'Forbidden access'
+    if (known instanceof UnauthorizedError && message === 'Unauthorized') message = 'Forbidden access'
+  } else if (known instanceof ValidationError) {
+    code = 'BAD_USER_INPUT'
+  } else if (known.status >= 500) {
+    code = 'INTERNAL_SERVER_ERROR'
+  } else {
+    code = strapiCode(known.name)
+  }
+  const name = code === 'FORBIDDEN' && !(known instanceof PolicyError) ? 'ForbiddenError' : known.name
+  return { message, path: error.path, extensions: { code, error: { name, message, details: known.details } } }
+}
+
+/** Errors found before execution: the query does not parse, does not validate, or its variables do not fit. */
+function requestErrorCode (error: { message: string }): string {
+  if (error.message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED'
+  if (error.message.startsWith('Variable "$')) return 'BAD_USER_INPUT'
+  return 'GRAPHQL_VALIDATION_FAILED'
+}
+
+function requestError (error: GraphQLError | Error & { locations?: Array<{ line: number, column: number }> }): FormattedError {
+  const formatted: FormattedError = { message: error.message, extensions: { code: requestErrorCode(error) } }
+  const locations = error instanceof GraphQLError ? error.locations : error.locations
+  if (locations !== undefined) formatted.locations = locations
+  return formatted
+}
+
+type MercuriusFailure = Error & { code?: string, statusCode?: number, errors?: Array<GraphQLError | Error> }
+
+/**
+ * Mercurius's `errorFormatter`: a request the server refuses before running it (parse,
+ * validation, depth limit, variables) is an HTTP 400 without `data`; errors of resolvers keep
+ * HTTP 200 with `data` and each error formatted as Strapi does.
+ */
+export function errorFormatter (execution: ExecutionResult & { errors: readonly GraphQLError[] }): { statusCode: number, response: any } {
+  const [first] = execution.errors
+  const failure = first?.originalError as MercuriusFailure | undefined
+  if (execution.errors.length === 1 && failure !== undefined && Array.isArray(failure.errors)) {
+    return { statusCode: 400, response: { errors: failure.errors.map(requestError) } }
+  }
+  if (execution.errors.length === 1 && failure !== undefined && typeof failure.code === 'string' && failure.code.startsWith('MER_ERR')) {
+    // Mercurius refused the HTTP request itself (a mutation over GET, a malformed body).
+    const status = typeof failure.statusCode === 'number' && failure.statusCode >= 400 ? failure.statusCode : 400
+    return { statusCode: status, response: { errors: [{ message: failure.message, extensions: { code: 'BAD_REQUEST' } }] } }
+  }
+  return { statusCode: 200, response: { errors: execution.errors.map(formatResolverError), data: execution.data ?? null } }
+}

@@ -1,0 +1,56 @@
+import { FILE_UID } from '../model/associations.js'
+import type { Component, ContentType, Registry } from '../model/registry.js'
+
+type Model = ContentType | Component
+type Json = Record<string, unknown>
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** `{ eq: 1, not: { in: [2] } }` → `{ $eq: 1, $not: { $in: [2] } }`: a scalar filter input. */
+function operators (input: unknown): unknown {
+  if (!isObject(input)) return input
+  const out: Json = {}
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue
+    out[`$${key}`] = key === 'not' ? operators(value) : value
+  }
+  return out
+}
+
+/**
+ * A GraphQL `<Type>FiltersInput` value as the document service's filter object:
+ *
+ * ```
+ * { or: [{ kind: { eq: "news" } }, { not: { views: { lt: 400 } } }], category: { name: { eq: "Travel" } } }
+ * → { $or: [{ kind: { $eq: "news" } }, { $not: { views: { $lt: 400 } } }], category: { name: { $eq: "Travel" } } }
+ * ```
+ *
+ * GraphQL has already checked the shape against the schema, so every key is an attribute of the
+ * model (translated through relations and components) or `and`/`or`/`not`. In the entity shape
+ * `id` is the documentId.
+ */
+export function toStrapiFilters (model: Model, registry: Registry, input: unknown, entity: boolean): Json | undefined {
+  if (!isObject(input)) return undefined
+  const out: Json = {}
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue
+    if (key === 'and' || key === 'or') {
+      out[`$${key}`] = Array.isArray(value) ? value.map((item) => toStrapiFilters(model, registry, item, entity) ?? {}) : []
+    } else if (key === 'not') {
+      out.$not = toStrapiFilters(model, registry, value, entity) ?? {}
+    } else if (model.modelType === 'contentType' && key === 'id' && entity) {
+      out.documentId = operators(value)
+    } else {
+      const association = model.associations.get(key)
+      if (association === undefined) {
+        out[key] = operators(value)
+        continue
+      }
+      const target = association.kind === 'component'
+        ? registry.components.get(association.component)
+        : association.kind === 'relation' ? registry.get(association.target) : association.kind === 'media' ? registry.get(FILE_UID) : undefined
+      out[key] = target === undefined ? value : toStrapiFilters(target, registry, value, entity) ?? {}
+    }
+  }
+  return out
+}

@@ -1,0 +1,81 @@
+import * as graphql from 'graphql'
+import { GraphQLSchema } from 'graphql'
+import { makeExecutableSchema, mergeSchemas } from '@graphql-tools/schema'
+import type { FastifyInstance } from 'fastify'
+import type { AccessControl } from '../auth/access.js'
+import type { DocumentService } from '../documents/service.js'
+import type { Registry } from '../model/registry.js'
+import type { GraphqlApi, Extension } from './extension.js'
+import type { ResolvedGraphqlOptions } from './options.js'
+import type { Reader } from './read.js'
+import { operationResolvers, statusOf, typeResolvers, type ResolverMap } from './resolvers.js'
+import { scalars } from './scalars.js'
+import { ContentTypeConfig } from './shadow-crud.js'
+import { generateTypes } from './type-defs.js'
+import {
+  USERS_PERMISSIONS_AUTH, USERS_PERMISSIONS_MUTATIONS, USERS_PERMISSIONS_QUERIES, USERS_PERMISSIONS_TYPES, usersPermissionsResolvers,
+  type UsersPermissionsDeps
+} from './users-permissions.js'
+import { wrapResolvers, type DefaultAuth, type ResolverConfig } from './wrap.js'
+
+export interface SchemaDeps extends UsersPermissionsDeps {
+  app: FastifyInstance
+  registry: Registry
+  access: AccessControl
+  documents: (uid: string) => DocumentService
+  reader: Reader
+  graphql: ResolvedGraphqlOptions
+  api: GraphqlApi
+}
+
+/**
+ * Builds the executable schema: Shadow CRUD's types and resolvers, the users-and-permissions
+ * operations, then every extension in registration order (types, SDL, resolvers deep-merged,
+ * plugins applied last), and finally each root field wrapped with its authorization, middlewares
+ * and policies.
+ */
+export function buildSchema (deps: SchemaDeps): GraphQLSchema {
+  const { registry, graphql: options, api } = deps
+  const shape = { entity: options.format === 'entity', compat: options.format === 'flat' && options.v4CompatibilityMode }
+  const disabled = new ContentTypeConfig('*').disable()
+  const config = (uid: string): ContentTypeConfig => options.shadowCRUD ? api.shadowCRUD(uid) : disabled
+  const types = generateTypes(registry, shape, config, USERS_PERMISSIONS_QUERIES, USERS_PERMISSIONS_MUTATIONS)
+  const typeDefs = `${types.typeDefs}\n${USERS_PERMISSIONS_TYPES}`
+
+  const resolverDeps = {
+    registry, documents: deps.documents, reader: deps.reader, types, entity: shape.entity, compat: shape.compat,
+    defaultLimit: options.defaultLimit, amountLimit: options.amountLimit
+  }
+  const up = usersPermissionsResolvers(deps)
+  const queries: ResolverMap[string] = { ...up.Query }
+  const mutations: ResolverMap[string] = { ...up.Mutation }
+  const defaults = new Map<string, DefaultAuth>(USERS_PERMISSIONS_AUTH)
+  for (const names of types.operations) {
+    for (const [key, auth] of operationResolvers(resolverDeps, names, queries, mutations)) {
+      const readsDrafts = auth.action === 'find' || auth.action === 'findOne'
+      defaults.set(key, { ...auth, draft: readsDrafts ? (args) => statusOf(args) === 'draft' : undefined })
+    }
+  }
+  const declared = Object.fromEntries(Object.entries(scalars(registry, deps.options.i18n.locales)).filter(([name]) => typeDefs.includes(`scalar ${name}`)))
+  const generated: ResolverMap = { ...typeResolvers(resolverDeps), Query: queries, ...(Object.keys(mutations).length > 0 ? { Mutation: mutations } : {}) }
+
+  const extensions: Extension[] = deps.api.registered.extensions.map((e) => typeof e === 'function'
+    ? e({ graphql, tools: { makeExecutableSchema, mergeSchemas }, app: deps.app, registry })
+    : e)
+  const configs = new Map<string, ResolverConfig>()
+  for (const extension of extensions) {
+    for (const [key, value] of Object.entries(extension.resolversConfig ?? {})) {
+      // The first configuration registered for a resolver wins, key by key (Strapi's merge).
+      configs.set(key, { ...value, ...configs.get(key) })
+    }
+  }
+  const extensionTypes = extensions.flatMap((e) => e.types ?? [])
+  let schema = mergeSchemas({
+    schemas: extensionTypes.length > 0 ? [new GraphQLSchema({ types: extensionTypes })] : [],
+    typeDefs: [typeDefs, ...extensions.map((e) => e.typeDefs).filter((t): t is string => typeof t === 'string' && t.trim() !== '')],
+    resolvers: [declared, generated, ...extensions.map((e) => e.resolvers ?? {})] as any
+  })
+  for (const plugin of extensions.flatMap((e) => e.plugins ?? [])) schema = plugin(schema)
+  wrapResolvers(schema, { app: deps.app, access: deps.access, policies: api.registered.policies, middlewares: api.registered.middlewares }, configs, defaults)
+  return schema
+}

@@ -1,0 +1,103 @@
+import type { GraphQLFieldResolver } from 'graphql'
+import type { FastifyRequest } from 'fastify'
+import type { AccessControl } from '../auth/access.js'
+import type { Authenticator } from '../auth/authenticate.js'
+import { ROLE_UID, USER_UID } from '../auth/models.js'
+import type { UserStore } from '../auth/users.js'
+import { verifyPassword } from '../documents/password.js'
+import type { DocumentService } from '../documents/service.js'
+import { ApplicationError, UnauthorizedError, ValidationError } from '../errors.js'
+import type { ResolvedOptions } from '../options.js'
+import type { DefaultAuth } from './wrap.js'
+
+type Resolver = GraphQLFieldResolver<any, any, any>
+type Json = Record<string, unknown>
+
+const UP = 'plugin::users-permissions'
+
+/** Types of the users-and-permissions and i18n operations, the same in every shape (Strapi's). */
+export const USERS_PERMISSIONS_TYPES = `
+type UsersPermissionsMeRole { id: ID! name: String! description: String type: String }
+type UsersPermissionsMe { id: ID! documentId: ID! username: String! email: String confirmed: Boolean blocked: Boolean role: UsersPermissionsMeRole }
+type UsersPermissionsLoginPayload { jwt: String user: UsersPermissionsMe! }
+input UsersPermissionsLoginInput { identifier: String! password: String! provider: String! = "local" }
+input UsersPermissionsRegisterInput { username: String! email: String! password: String! }
+type I18NLocale { name: String code: String isDefault: Boolean }
+`
+
+export const USERS_PERMISSIONS_QUERIES = ['me: UsersPermissionsMe', 'i18NLocales: [I18NLocale]!']
+export const USERS_PERMISSIONS_MUTATIONS = [
+  'login(input: UsersPermissionsLoginInput!): UsersPermissionsLoginPayload!',
+  'register(input: UsersPermissionsRegisterInput!): UsersPermissionsLoginPayload!'
+]
+
+/** The permission each of these operations needs, as the REST routes of the same actions. */
+export const USERS_PERMISSIONS_AUTH = new Map<string, DefaultAuth>([
+  ['Query.me', { action: `${UP}.user.me` }],
+  ['Query.i18NLocales', { action: 'plugin::i18n.locales.listLocales' }],
+  ['Mutation.login', { action: `${UP}.auth.callback` }],
+  ['Mutation.register', { action: `${UP}.auth.register` }]
+])
+
+export interface UsersPermissionsDeps {
+  access: AccessControl
+  authenticator: Authenticator
+  credentials: UserStore
+  documents: (uid: string) => DocumentService
+  options: ResolvedOptions
+}
+
+/**
+ * `me`, `login`, `register` (Strapi's users-and-permissions GraphQL operations) and `i18NLocales`.
+ * Login and registration apply the same rules as `POST /api/auth/local` and
+ * `/api/auth/local/register` (lib/auth/routes.ts; the module's report asks for those rules as a
+ * shared function). As the recorded Strapi does, the user in a login or register payload comes
+ * without its role; `me` has it.
+ */
+export function usersPermissionsResolvers (deps: UsersPermissionsDeps): { Query: Record<string, Resolver>, Mutation: Record<string, Resolver> } {
+  const users = deps.documents(USER_UID)
+  const auth = deps.options.auth
+  const payloadUser = async (id: number): Promise<Json> => ({ ...await users.findFirst({ filters: { id } }), role: null })
+
+  return {
+    Query: {
+      me: async (_root, _args, context) => {
+        const principal = await deps.access.principal(context.reply.request as FastifyRequest)
+        if (principal.kind !== 'user') throw new UnauthorizedError()
+        return await users.findFirst({ filters: { id: principal.user.id }, populate: { role: true } })
+      },
+      i18NLocales: () => deps.options.i18n.locales.map((code) => ({ name: code, code, isDefault: code === deps.options.i18n.defaultLocale }))
+    },
+    Mutation: {
+      login: async (_root, { input }: { input: Json }) => {
+        const { identifier, password } = input as { identifier: string, password: string }
+        const found = await deps.credentials.findCredentials(identifier)
+        if (found === null || found.password === null || !(await verifyPassword(password, found.password))) {
+          throw new ValidationError('Invalid identifier or password')
+        }
+        if (auth.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')
+        if (found.blocked) throw new ApplicationError('Your account has been blocked by an administrator')
+        return { jwt: deps.authenticator.issue(found), user: await payloadUser(found.id) }
+      },
+      register: async (_root, { input }: { input: Json }) => {
+        if (!auth.register.enabled) throw new ApplicationError('Register action is currently disabled')
+        const { username, email, password } = input as { username: string, email: string, password: string }
+        if (Buffer.byteLength(password) > 72) throw new ValidationError('Password must be less than 73 bytes')
+        const lowered = email.toLowerCase()
+        if (await deps.credentials.findCredentials(lowered) !== null || await deps.credentials.findCredentials(username) !== null) {
+          throw new ApplicationError('Email or Username are already taken')
+        }
+        const role = await deps.documents(ROLE_UID).findFirst({ filters: { type: auth.register.defaultRole } })
+        if (role === null) throw new ApplicationError('Impossible to find the default role')
+        if (auth.register.emailConfirmation) {
+          // Confirmation mails are the REST flow's (it holds the templates and codes): register there.
+          throw new ApplicationError('Registration with email confirmation goes through POST /api/auth/local/register')
+        }
+        const created = await users.create({
+          data: { username, email: lowered, password, provider: 'local', confirmed: true, blocked: false, role: role.documentId }
+        })
+        return { jwt: deps.authenticator.issue(created), user: await payloadUser(created.id) }
+      }
+    }
+  }
+}
