@@ -17,7 +17,8 @@ import { hashPasswords } from './password.js'
 import { toColumns } from './columns.js'
 import { parseRelationInput, type RelationInput } from './relation-input.js'
 import { enforceUnique, generateUids } from './unique.js'
-import { copyRowAssociations, deleteRows, mirrorIncomingLinks } from './versions.js'
+import { assertPublishable, publishVersion, versionLocales, versionPair, versionRows } from './publication.js'
+import { copyRowAssociations, deleteRows } from './versions.js'
 import { writeComponentAttribute } from './write-components.js'
 import { writeMedia } from './write-media.js'
 import { writeRelation, type WrittenRow } from './write-relations.js'
@@ -253,7 +254,7 @@ export class DocumentService {
     const inserted = await trx.insertInto(this.model.tableName).values(row).returning('id').executeTakeFirstOrThrow()
     await this.#writeAssociations(trx, { model: this.model, rowId: inserted.id as number, documentId, locale }, version.associations)
     await this.#syncShared(trx, documentId, locale, values)
-    if (this.model.draftAndPublish && status === 'published') await this.#publish(trx, documentId, locale, now)
+    if (this.model.draftAndPublish && status === 'published') await publishVersion(trx, this.model, this.#ctx, documentId, locale, now)
   }
 
   /**
@@ -288,8 +289,8 @@ export class DocumentService {
     await this.#syncShared(trx, documentId, locale, values)
     if (this.model.draftAndPublish && status === 'published') {
       // A partial update may publish a draft written under the draft rules: it must be complete now.
-      await this.#assertPublishable(trx, documentId, locale)
-      await this.#publish(trx, documentId, locale, now)
+      await assertPublishable(trx, this.model, this.#ctx, documentId, locale)
+      await publishVersion(trx, this.model, this.#ctx, documentId, locale, now)
     }
     return await this.#reread(trx, documentId, status, locale, shape)
   }
@@ -372,7 +373,6 @@ export class DocumentService {
     })
   }
 
-
   /**
    * Deletes every version (draft and published) of a document in one locale (every locale with
    * `locale: '*'`). Returns the number of rows removed; deleting an unknown document is not an error.
@@ -399,10 +399,10 @@ export class DocumentService {
     this.#requireDraftAndPublish('publish')
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const now = new Date().toISOString()
-      const locales = await this.#versionLocales(trx, params.documentId, params.locale, true)
+      const locales = await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       for (const locale of locales) {
-        await this.#assertPublishable(trx, params.documentId, locale)
-        await this.#publish(trx, params.documentId, locale, now)
+        await assertPublishable(trx, this.model, this.#ctx, params.documentId, locale)
+        await publishVersion(trx, this.model, this.#ctx, params.documentId, locale, now)
       }
       const entries: Document[] = []
       for (const locale of locales) entries.push(await this.#reread(trx, params.documentId, 'published', locale, this.#shape({ data: {} })))
@@ -414,7 +414,7 @@ export class DocumentService {
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     this.#requireDraftAndPublish('unpublish')
     return await this.#ctx.db.transaction().execute(async (trx) => {
-      const rows = await this.#versionRows(trx, params.documentId, params.locale, true)
+      const rows = await versionRows(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       return { documentId: params.documentId, entries: await deleteRows(trx, this.#ctx.registry, this.model, rows) }
     })
   }
@@ -424,8 +424,8 @@ export class DocumentService {
     this.#requireDraftAndPublish('discardDraft')
     return await this.#ctx.db.transaction().execute(async (trx) => {
       const entries: Document[] = []
-      for (const locale of await this.#versionLocales(trx, params.documentId, params.locale, false)) {
-        const pair = await this.#versionPair(trx, params.documentId, locale)
+      for (const locale of await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, false)) {
+        const pair = await versionPair(trx, this.model, params.documentId, locale)
         if (pair.published === null || pair.draft === null) continue
         const columns = [...this.model.fields.values()].filter((f) => !f.system || f.name === 'createdAt' || f.name === 'updatedAt').map((f) => f.column)
         await trx.updateTable(`${this.model.tableName} as d`).from(`${this.model.tableName} as p`)
@@ -438,46 +438,8 @@ export class DocumentService {
     })
   }
 
-  /** A draft may lack required values (Strapi's draft rules); publishing it needs them all. */
-  async #assertPublishable (trx: Transaction<any>, documentId: string, locale: string | null): Promise<void> {
-    const fields = [...this.model.writableFields.values()].filter((f) => !f.hidden)
-    const spec: FindSpec = { status: 'draft', locale, fields, filters: null, sort: [], populate: new Map() }
-    const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirst()
-    if (row === undefined) return
-    const draft = JSON.parse(row.data) as Record<string, unknown>
-    validateInput(this.model, Object.fromEntries(fields.map((f) => [f.name, draft[f.name]])), { partial: false })
-  }
-
   #requireDraftAndPublish (action: string): void {
     if (!this.model.draftAndPublish) throw new ValidationError(`${action}: ${this.model.uid} does not have draft & publish enabled`)
-  }
-
-  /** Locales (null for non-localized types) in which the document has a draft (or a published) row. */
-  async #versionLocales (trx: Transaction<any>, documentId: string, locale: string | undefined, drafts: boolean): Promise<Array<string | null>> {
-    if (!this.model.localized) return (await this.#versionRows(trx, documentId, undefined, !drafts)).length > 0 ? [null] : []
-    const wanted = parseLocale(this.model, locale, this.#ctx.i18n, true)
-    let query = trx.selectFrom(this.model.tableName).select('locale').distinct().where('document_id', '=', documentId)
-      .where('published_at', drafts ? 'is' : 'is not', null)
-    if (wanted !== null) query = query.where('locale', '=', wanted)
-    return (await query.execute()).map((r) => r.locale as string)
-  }
-
-  async #versionRows (trx: Transaction<any>, documentId: string, locale: string | undefined, published: boolean): Promise<number[]> {
-    const wanted = parseLocale(this.model, locale, this.#ctx.i18n, true)
-    let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
-      .where('published_at', published ? 'is not' : 'is', null)
-    if (this.model.localized && wanted !== null) query = query.where('locale', '=', wanted)
-    return (await query.execute()).map((r) => r.id as number)
-  }
-
-  async #versionPair (trx: Transaction<any>, documentId: string, locale: string | null): Promise<{ draft: number | null, published: number | null }> {
-    let query = trx.selectFrom(this.model.tableName).select(['id', 'published_at']).where('document_id', '=', documentId)
-    if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
-    const rows = await query.execute()
-    return {
-      draft: (rows.find((r) => r.published_at === null)?.id as number | undefined) ?? null,
-      published: (rows.find((r) => r.published_at !== null)?.id as number | undefined) ?? null
-    }
   }
 
   /** A field-level permission: writing an attribute it does not list is a 400, like an unknown key. */
@@ -499,56 +461,6 @@ export class DocumentService {
 
   #draftOnly (status: Status): boolean {
     return this.model.draftAndPublish && status === 'draft'
-  }
-
-  /**
-   * Publishes the draft: the published row takes the draft's values. Unlike Strapi, which deletes
-   * the published row and inserts a new one, the row is updated in place when it exists, so its
-   * id, and every relation other documents hold to it, survive republishing.
-   *
-   * ```sql
-   * update "articles" as p set "title" = d."title", ..., "published_at" = $1
-   * from "articles" as d
-   * where p.document_id = $2 and p.published_at is not null and d.document_id = $2 and d.published_at is null
-   * ```
-   */
-  async #publish (trx: Transaction<any>, documentId: string, locale: string | null, now: string): Promise<void> {
-    const copied = [...this.model.fields.values()]
-      .filter((f) => !['id', 'documentId', 'locale', 'publishedAt'].includes(f.name))
-      .map((f) => f.column)
-    const version = (alias: string, published: boolean) => (eb: any) => {
-      const conditions = [eb(`${alias}.document_id`, '=', documentId), eb(`${alias}.published_at`, published ? 'is not' : 'is', null)]
-      if (this.model.localized && locale !== null) conditions.push(eb(`${alias}.locale`, '=', locale))
-      return eb.and(conditions)
-    }
-    const updated = await trx.updateTable(`${this.model.tableName} as p`)
-      .from(`${this.model.tableName} as d`)
-      .set(Object.fromEntries([...copied.map((c) => [c, sql.ref(`d.${c}`)]), ['published_at', now]]))
-      .where(version('p', true))
-      .where(version('d', false))
-      .executeTakeFirst()
-    let created = false
-    if (Number(updated.numUpdatedRows) === 0) {
-      const columns = [...copied, 'document_id', ...(this.model.localized ? ['locale'] : [])]
-      const draft = trx.selectFrom(`${this.model.tableName} as d`).where(version('d', false))
-        .select([...columns.map((c) => sql.ref(`d.${c}`).as(c)), sql`${now}::timestamptz`.as('published_at')])
-      await trx.insertInto(this.model.tableName).columns([...columns, 'published_at']).expression(draft).execute()
-      created = true
-    }
-    const pair = await this.#versionPair(trx, documentId, locale)
-    if (pair.draft === null || pair.published === null) return
-    const [draftRow, publishedRow] = [pair.draft, pair.published]
-    await copyRowAssociations(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
-    if (created) await mirrorIncomingLinks(trx, this.#ctx.registry, this.model, draftRow, publishedRow)
-    // Shared (non-localized) attributes reach the other locales' published versions with this publish.
-    const shared = [...this.model.writableFields.values()].filter((f) => !f.localized).map((f) => f.column)
-    if (this.model.localized && locale !== null && shared.length > 0) {
-      await trx.updateTable(`${this.model.tableName} as o`).from(`${this.model.tableName} as p`)
-        .set(Object.fromEntries(shared.map((c) => [c, sql.ref(`p.${c}`)])))
-        .where('p.id', '=', publishedRow)
-        .where('o.document_id', '=', documentId).where('o.locale', '<>', locale).where('o.published_at', 'is not', null)
-        .execute()
-    }
   }
 
   /** Relation inputs are parsed before the transaction; components and media validate as they write. */
