@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely'
-import type { AccessScope } from '../auth/access.js'
 import { compileFindOne, compileFindPage, type CompileOptions } from '../compiler/find.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseQuery, type LocaleSettings, type QueryTree, type Status } from '../query/index.js'

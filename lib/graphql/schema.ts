@@ -43,8 +43,14 @@ export function buildSchema (deps: SchemaDeps): GraphQLSchema {
   const typeDefs = `${types.typeDefs}\n${USERS_PERMISSIONS_TYPES}`
 
   const resolverDeps = {
-    registry, documents: deps.documents, reader: deps.reader, types, entity: shape.entity, compat: shape.compat,
-    defaultLimit: options.defaultLimit, amountLimit: options.amountLimit
+    registry,
+    documents: deps.documents,
+    reader: deps.reader,
+    types,
+    entity: shape.entity,
+    compat: shape.compat,
+    defaultLimit: options.defaultLimit,
+    amountLimit: options.amountLimit
   }
   const up = usersPermissionsResolvers(deps)
   const queries: ResolverMap[string] = { ...up.Query }

@@ -214,7 +214,7 @@ class Generator {
   #objectType (model: Model): void {
     const name = typeName(model)
     const lines: string[] = []
-    const { entity, compat } = this.#shape
+    const { compat } = this.#shape
     if (model.modelType === 'contentType') {
       if (compat) {
         lines.push(`id: ID! ${DEPRECATED_ALIAS}`)

@@ -112,7 +112,10 @@ function wrap (deps: WrapDeps, resolve: Resolver, config: ResolverConfig, fallba
     for (const { fn, config: policyConfig } of policies) {
       const request = requestOf(context)
       const policyContext: PolicyContext = {
-        parent, args, context, info,
+        parent,
+        args,
+        context,
+        info,
         state: { user: grant?.principal.kind === 'user' ? grant.principal.user : null, auth: grant },
         http: { request, reply: context.reply },
         app: deps.app
