@@ -1,0 +1,262 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import os from 'node:os'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import autocannon from 'autocannon'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import contentApi, { defineContentType } from '../lib/index.js'
+import type { AccessControl, AccessGrant } from '../lib/auth/access.js'
+import { listBody } from '../lib/rest/format.js'
+
+/**
+ * What the permission check costs on the list endpoint (the requirement: at most 5% of its
+ * throughput). `npx tsx bench/auth-overhead.ts`
+ *
+ * One PostgreSQL-backed app (schema `bench_auth`, dropped and recreated; 1,000 articles) serves
+ * `GET /api/articles` (the default page of 25 with its total) measured five ways, with
+ * autocannon `-c 10 -d 10` after a warm-up, in a server process of its own:
+ *
+ * - `public`: anonymous, through the public role's grant;
+ * - `jwt`: a user's JWT, through the authenticated role's grant;
+ * - `api-token`: a read-only API token;
+ * - `allow-all`: the same route of the same app with the access check replaced by an always-allow
+ *   one. The plugin offers no option for this: the running `app.contentApi.access` object's `check`
+ *   is overwritten (the routes call that very object), so everything else stays the same;
+ * - `hand-written`: a plain Fastify route in the same app, no access check, running the same
+ *   statement through the same document service (`findPageJson`) and the same envelope.
+ *
+ * The first three are compared with the last two. Every way is warmed up once before the first
+ * round, and again before each measurement; rounds alternate the order of the ways.
+ *
+ * Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DOCS (1000),
+ * BENCH_CONNECTIONS (10), BENCH_DURATION (10 s), BENCH_WARMUP (3 s), BENCH_ROUNDS (2).
+ */
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const SCHEMA = 'bench_auth'
+const DOCS = Number(process.env.BENCH_DOCS ?? 1000)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
+const POOL_SIZE = 10
+const AUTH = { jwtSecret: 'bench-auth-jwt-secret-0123456789', apiTokenSalt: 'bench-auth-api-token-salt-0123456789', rateLimit: false as const }
+const ARTICLE = 'api::article.article'
+const LIST = '/api/articles'
+const HAND_WRITTEN = '/bench/articles'
+
+const article = defineContentType({
+  kind: 'collectionType',
+  collectionName: 'articles',
+  info: { singularName: 'article', pluralName: 'articles', displayName: 'Article' },
+  options: { draftAndPublish: false },
+  attributes: {
+    title: { type: 'string', required: true },
+    summary: { type: 'text' },
+    views: { type: 'integer' },
+    featured: { type: 'boolean', default: false },
+    kind: { type: 'enumeration', enum: ['news', 'opinion', 'review'] }
+  }
+})
+
+function database (log?: (sql: string) => void): Kysely<any> {
+  return new Kysely<any>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: DATABASE_URL, max: POOL_SIZE, options: `-c search_path=${SCHEMA}` }) }),
+    log: log === undefined ? undefined : (event) => { if (event.level === 'query') log(event.query.sql) }
+  })
+}
+
+async function buildApp (db: Kysely<any>): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false })
+  app.addHook('onClose', async () => { await db.destroy() })
+  await app.register(contentApi, { models: [article], db, auth: AUTH })
+  const documents = app.contentApi.documents(ARTICLE)
+  // The list without any access check: what the plugin's route does once the check has passed.
+  app.get(HAND_WRITTEN, async (request, reply) => {
+    const at = request.url.indexOf('?')
+    const page = await documents.findPageJson(at === -1 ? '' : request.url.slice(at + 1))
+    return await reply.type('application/json; charset=utf-8').send(listBody(page.json, page.pagination))
+  })
+  return app
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server process.
+
+async function serve (): Promise<void> {
+  const app = await buildApp(database())
+  const access = app.contentApi.access as AccessControl & { check: AccessControl['check'] }
+  const checked = access.check.bind(access)
+  const allowAll = async (_request: FastifyRequest): Promise<AccessGrant> =>
+    ({ principal: { kind: 'public' }, scope: { conditions: null, fields: null, canRead: () => true, key: 'bench:allow-all' } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  process.on('message', (message: string) => {
+    if (message === 'allow-all') access.check = allowAll
+    else if (message === 'checked') access.check = checked
+    else if (message === 'cpu') { process.send?.({ cpu: process.cpuUsage() }); return }
+    process.send?.({ ack: message })
+  })
+  process.once('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
+  process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The harness.
+
+interface Credentials { jwt: string, token: string }
+
+async function seed (): Promise<{ credentials: Credentials, statements: Record<string, string[]> }> {
+  const admin = new pg.Client({ connectionString: DATABASE_URL })
+  await admin.connect()
+  await admin.query(`drop schema if exists ${SCHEMA} cascade`)
+  await admin.query(`create schema ${SCHEMA}`)
+  await admin.end()
+
+  let captured: string[] | null = null
+  const app = await buildApp(database((text) => { captured?.push(text) }))
+  try {
+    await app.ready()
+    const articles = app.contentApi.documents(ARTICLE)
+    const kinds = ['news', 'opinion', 'review']
+    for (let i = 0; i < DOCS; i += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, DOCS - i) }, async (_, k) => {
+        const n = i + k
+        await articles.create({ data: { title: `Article ${String(n).padStart(5, '0')}`, summary: `Summary of article ${n}.`, views: (n * 7919) % 1000, featured: n % 7 === 0, kind: kinds[n % 3] } })
+      }))
+    }
+    await sql`vacuum analyze articles`.execute(app.contentApi.db)
+    await app.contentApi.permissions.grant('public', [`${ARTICLE}.find`])
+    await app.contentApi.permissions.grant('authenticated', [`${ARTICLE}.find`])
+    const registered = await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'bench', email: 'bench@example.com', password: 'Password123!' } })
+    if (registered.statusCode !== 200) throw new Error(`register: ${registered.statusCode} ${registered.body}`)
+    const credentials = { jwt: (JSON.parse(registered.body) as { jwt: string }).jwt, token: (await app.contentApi.apiTokens.create({ name: 'bench', type: 'read-only' })).accessKey }
+
+    // The statements each way runs per request (warm: the role cache filled, lastUsedAt written).
+    const statements: Record<string, string[]> = {}
+    for (const [name, url, headers] of requests(credentials)) {
+      await app.inject({ url, headers })
+      captured = []
+      const res = await app.inject({ url, headers })
+      if (res.statusCode !== 200) throw new Error(`${name}: ${res.statusCode} ${res.body.slice(0, 200)}`)
+      statements[name] = captured
+      captured = null
+    }
+    return { credentials, statements }
+  } finally {
+    await app.close()
+  }
+}
+
+type Request = [name: string, url: string, headers: Record<string, string>, mode: 'checked' | 'allow-all']
+
+function requests (credentials: Credentials): Request[] {
+  return [
+    ['public', LIST, {}, 'checked'],
+    ['jwt', LIST, { authorization: `Bearer ${credentials.jwt}` }, 'checked'],
+    ['api-token', LIST, { authorization: `Bearer ${credentials.token}` }, 'checked'],
+    ['allow-all', LIST, {}, 'allow-all'],
+    ['hand-written', HAND_WRITTEN, {}, 'checked']
+  ]
+}
+
+async function startServer (): Promise<{ child: ChildProcess, base: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve'], {
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => { resolve(message.port) })
+    child.once('exit', (code) => { reject(new Error(`the server exited with code ${code}`)) })
+  })
+  return { child, base: `http://127.0.0.1:${port}` }
+}
+
+async function ask (child: ChildProcess, message: string): Promise<any> {
+  return await new Promise((resolve) => {
+    child.once('message', resolve)
+    child.send(message)
+  })
+}
+
+interface Measured { rps: number, p50: number, p99: number, cpuUs: number, non2xx: number, errors: number }
+
+async function measure (child: ChildProcess, base: string, [, url, headers, mode]: Request): Promise<Measured> {
+  await ask(child, mode)
+  await autocannon({ url: base + url, headers, connections: CONNECTIONS, duration: WARMUP })
+  const before = (await ask(child, 'cpu') as { cpu: NodeJS.CpuUsage }).cpu
+  const r = await autocannon({ url: base + url, headers, connections: CONNECTIONS, duration: DURATION })
+  const after = (await ask(child, 'cpu') as { cpu: NodeJS.CpuUsage }).cpu
+  await ask(child, 'checked')
+  const cpu = after.user + after.system - before.user - before.system
+  return { rps: r.requests.mean, p50: r.latency.p50, p99: r.latency.p99, cpuUs: cpu / Math.max(r.requests.total, 1), non2xx: r.non2xx, errors: r.errors + r.timeouts }
+}
+
+function table (rows: Array<Array<string | number>>): string {
+  const cells = rows.map((row) => row.map(String))
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => row[i].length)))
+  return cells.map((row, r) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |` +
+    (r === 0 ? `\n|${widths.map((w, i) => '-'.repeat(w + 1) + (i === 0 ? '-' : ':')).join('|')}|` : '')).join('\n')
+}
+
+async function harness (): Promise<void> {
+  console.log(`Seeding ${DOCS} articles in schema ${SCHEMA} (${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(2)})`)
+  const { credentials, statements } = await seed()
+  for (const [name, list] of Object.entries(statements)) console.log(`  ${name}: ${list.length} statement(s) per request${list.length > 1 ? ` (${list.slice(0, -1).map((s) => s.slice(0, 70)).join('; ')} ...)` : ''}`)
+
+  const { child, base } = await startServer()
+  const results = new Map<string, Measured[]>()
+  try {
+    const all = requests(credentials)
+    for (const [name, url, headers] of all) {
+      const res = await fetch(base + url, { headers })
+      if (res.status !== 200) throw new Error(`${name}: ${res.status}`)
+    }
+    const bodies = await Promise.all(all.map(async ([, url, headers]) => await (await fetch(base + url, { headers })).text()))
+    if (new Set(bodies).size !== 1) throw new Error('the five ways do not answer the same body')
+    console.log(`  the five ways answer the same ${bodies[0].length}-byte body`)
+
+    // JIT and pool warm-up of every way before anything is measured, so the first one is not penalised.
+    for (const [, url, headers, mode] of all) {
+      await ask(child, mode)
+      await autocannon({ url: base + url, headers, connections: CONNECTIONS, duration: WARMUP })
+      await ask(child, 'checked')
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? all : [...all].reverse()
+      for (const request of order) {
+        const m = await measure(child, base, request)
+        results.set(request[0], [...(results.get(request[0]) ?? []), m])
+        console.log(`  round ${round + 1} ${request[0].padEnd(12)} ${m.rps.toFixed(0)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.cpuUs.toFixed(0)} µs CPU/req${m.non2xx + m.errors > 0 ? `, ${m.non2xx} non-2xx, ${m.errors} errors` : ''}`)
+      }
+    }
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+
+  const mean = (name: string, key: keyof Measured): number => {
+    const list = results.get(name)!
+    return list.reduce((sum, m) => sum + m[key], 0) / list.length
+  }
+  const rows: Array<Array<string | number>> = [['way', 'req/s', 'p50 ms', 'p99 ms', 'µs CPU/req', 'vs allow-all req/s', 'vs hand-written req/s', 'vs allow-all CPU']]
+  for (const name of ['public', 'jwt', 'api-token', 'allow-all', 'hand-written']) {
+    rows.push([name, mean(name, 'rps').toFixed(0), mean(name, 'p50').toFixed(1), mean(name, 'p99').toFixed(1), mean(name, 'cpuUs').toFixed(0),
+      (mean(name, 'rps') / mean('allow-all', 'rps')).toFixed(3), (mean(name, 'rps') / mean('hand-written', 'rps')).toFixed(3),
+      (mean(name, 'cpuUs') / mean('allow-all', 'cpuUs')).toFixed(3)])
+  }
+  console.log(`\nGET ${LIST} (${DOCS} documents, page of 25), autocannon -c ${CONNECTIONS} -d ${DURATION} after ${WARMUP} s, mean of ${ROUNDS} round(s):\n\n${table(rows)}\n`)
+  for (const name of ['public', 'jwt', 'api-token']) {
+    const loss = 1 - mean(name, 'rps') / mean('allow-all', 'rps')
+    console.log(`${name}: ${(loss * 100).toFixed(1)}% below allow-all: ${loss <= 0.05 ? 'within' : 'OVER'} the 5% budget`)
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  (process.argv[2] === 'serve' ? serve() : harness()).catch((err: unknown) => {
+    console.error(err)
+    process.exit(1)
+  })
+}

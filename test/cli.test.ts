@@ -1,0 +1,233 @@
+import t from 'tap'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { randomBytes } from 'node:crypto'
+import Fastify from 'fastify'
+import pg from 'pg'
+import contentApi, { type ContentApiOptions } from '../lib/index.js'
+import { main } from '../lib/cli.js'
+import { DATABASE_URL, dialectName } from './helpers/database.js'
+
+/**
+ * The API-token CLI (`fastify-content-api token ...`), driven through `main(argv, io)` with a
+ * config module written to a temporary directory: an embedded PGlite in that directory, or with
+ * DATABASE_URL a schema of its own on PostgreSQL. Keys it prints must work against an app
+ * started from the same config.
+ */
+
+const KEY = /^[0-9a-f]{256}$/
+// Every command boots PGlite from the data directory: more than the default on a busy machine.
+t.setTimeout(300_000)
+const dir = await mkdtemp(join(tmpdir(), 'fca-cli-'))
+const schema = `cli_${randomBytes(6).toString('hex')}`
+
+let db: string
+if (dialectName === 'postgres') {
+  const admin = new pg.Client({ connectionString: DATABASE_URL })
+  await admin.connect()
+  await admin.query(`create schema "${schema}"`)
+  await admin.end()
+  const separator = DATABASE_URL!.includes('?') ? '&' : '?'
+  db = JSON.stringify({ connectionString: `${DATABASE_URL!}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` })
+} else {
+  const dataDir = join(dir, 'pgdata')
+  db = JSON.stringify({ dataDir })
+  // The application has usually created its data directory by the time the CLI runs. A fresh one
+  // takes PGlite an initdb, over 10 s on a loaded machine: past Fastify's default plugin
+  // timeout, which the CLI's app keeps (reported separately).
+  const { PGlite } = await import('@electric-sql/pglite')
+  await (await PGlite.create(dataDir)).close()
+}
+
+t.teardown(async () => {
+  if (dialectName === 'postgres') {
+    const admin = new pg.Client({ connectionString: DATABASE_URL })
+    await admin.connect()
+    await admin.query(`drop schema if exists "${schema}" cascade`)
+    await admin.end()
+  }
+  await rm(dir, { recursive: true, force: true })
+})
+
+const config = join(dir, 'content-api.config.mjs')
+await writeFile(config, `// The application's plugin options, as the CLI loads them.
+export default {
+  models: [{
+    kind: 'collectionType',
+    collectionName: 'notes',
+    info: { singularName: 'note', pluralName: 'notes', displayName: 'Note' },
+    options: { draftAndPublish: false },
+    attributes: { title: { type: 'string' } }
+  }],
+  db: ${db},
+  auth: { jwtSecret: 'cli-test-jwt-secret-0123456789', apiTokenSalt: 'cli-test-api-token-salt-0123456789', rateLimit: false }
+}
+`)
+
+interface Run { code: number, out: string[], err: string[] }
+
+async function cli (...argv: string[]): Promise<Run> {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await main([...argv, '--config', config], { out: (line) => out.push(line), err: (line) => err.push(line) })
+  return { code, out, err }
+}
+
+/** An app started from the same config module, closed when the test ends. */
+async function startApp (t: { teardown: (fn: () => Promise<void>) => void }) {
+  const options = (await import(pathToFileURL(config).href) as { default: ContentApiOptions }).default
+  const app = Fastify({ logger: false, pluginTimeout: 0 })
+  await app.register(contentApi, options)
+  await app.ready()
+  t.teardown(async () => { await app.close() })
+  return app
+}
+
+let ciKey = ''
+
+t.test('token create', async (t) => {
+  const run = await cli('token', 'create', '--name', 'ci', '--type', 'read-only', '--description', 'CI builds')
+  t.equal(run.code, 0)
+  t.strictSame(run.err, [])
+  t.equal(run.out.length, 1)
+  const [message, key] = run.out[0].split('\n')
+  t.equal(message, 'Created read-only token "ci" (id 1). Its key, shown only now:')
+  t.match(key, KEY, 'the key, 256 hex characters')
+  ciKey = key
+
+  const json = await cli('token', 'create', '--name', 'deploy', '--type', 'custom', '--permissions', 'api::note.note.find, api::note.note.create,', '--lifespan-days', '7', '--json')
+  t.equal(json.code, 0)
+  const created = JSON.parse(json.out.join('\n'))
+  t.match(created, { id: 2, name: 'deploy', type: 'custom', permissions: ['api::note.note.find', 'api::note.note.create'], lifespan: 7 * 24 * 60 * 60 * 1000, lastUsedAt: null })
+  t.match(created.accessKey, KEY, '--json carries the key once')
+  t.equal(Date.parse(created.expiresAt) - Date.parse(created.createdAt), 7 * 24 * 60 * 60 * 1000, '--lifespan-days')
+})
+
+t.test('a key the CLI printed authenticates against the application', async (t) => {
+  const app = await startApp(t)
+  const read = await app.inject({ method: 'GET', url: '/api/notes', headers: { authorization: `Bearer ${ciKey}` } })
+  t.equal(read.statusCode, 200, 'same database, same salt')
+  const write = await app.inject({ method: 'POST', url: '/api/notes', headers: { authorization: `Bearer ${ciKey}` }, payload: { data: { title: 'x' } } })
+  t.equal(write.statusCode, 403, 'as a read-only token')
+  t.equal((await app.inject({ method: 'GET', url: '/api/notes' })).statusCode, 403, 'content stays private without it')
+  t.equal((await app.inject({ method: 'GET', url: '/api/notes', headers: { authorization: `Bearer ${'0'.repeat(256)}` } })).statusCode, 401)
+})
+
+t.test('token list', async (t) => {
+  const run = await cli('token', 'list')
+  t.equal(run.code, 0)
+  const lines = run.out.join('\n').split('\n')
+  t.equal(lines.length, 2)
+  t.match(lines[0], /^1\tci\tread-only\texpires never\tlast used \d{4}-\d{2}-\d{2}T/, 'the use above is recorded')
+  t.match(lines[1], /^2\tdeploy\tcustom\texpires \d{4}-\d{2}-\d{2}T[^\t]+\tlast used never$/)
+  t.notMatch(run.out.join('\n'), ciKey, 'no key')
+
+  const json = await cli('token', 'list', '--json')
+  const list = JSON.parse(json.out.join('\n')) as Array<Record<string, unknown>>
+  t.strictSame(list.map((token) => token.name), ['ci', 'deploy'])
+  for (const token of list) t.notOk('accessKey' in token, `${token.name as string}: no key`)
+})
+
+t.test('token regenerate', async (t) => {
+  const run = await cli('token', 'regenerate', 'ci')
+  t.equal(run.code, 0)
+  const [message, key] = run.out[0].split('\n')
+  t.equal(message, 'New key for ci, shown only now:')
+  t.match(key, KEY)
+  const json = await cli('token', 'regenerate', '2', '--json')
+  t.equal(json.code, 0, 'by id')
+  t.match(JSON.parse(json.out.join('\n')).accessKey, KEY)
+
+  const app = await startApp(t)
+  const statusOf = async (k: string) => (await app.inject({ method: 'GET', url: '/api/notes', headers: { authorization: `Bearer ${k}` } })).statusCode
+  t.equal(await statusOf(ciKey), 401, 'the old key stopped working')
+  t.equal(await statusOf(key), 200, 'the new one works')
+  ciKey = key
+  await app.close()
+
+  const unknown = await cli('token', 'regenerate', 'nope')
+  t.equal(unknown.code, 1)
+  t.strictSame(unknown.out, ['No token nope.'])
+})
+
+t.test('token revoke', async (t) => {
+  const run = await cli('token', 'revoke', 'ci')
+  t.equal(run.code, 0)
+  t.strictSame(run.out, ['Revoked ci.'])
+  const again = await cli('token', 'revoke', 'ci')
+  t.equal(again.code, 1)
+  t.strictSame(again.out, ['No token ci.'])
+  const byId = await cli('token', 'revoke', '2', '--json')
+  t.equal(byId.code, 0)
+  t.strictSame(JSON.parse(byId.out.join('\n')), { revoked: true })
+  t.strictSame((await cli('token', 'list')).out, ['No API tokens.'])
+  t.strictSame(JSON.parse((await cli('token', 'list', '--json')).out.join('\n')), [])
+
+  const app = await startApp(t)
+  t.equal((await app.inject({ method: 'GET', url: '/api/notes', headers: { authorization: `Bearer ${ciKey}` } })).statusCode, 401, 'a revoked key is refused')
+})
+
+t.test('errors', async (t) => {
+  const missing = await cli('token', 'create', '--name', 'x')
+  t.equal(missing.code, 1)
+  t.strictSame(missing.err, ['fastify-content-api: token create needs --name and --type'])
+
+  const badType = await cli('token', 'create', '--name', 'x', '--type', 'admin')
+  t.equal(badType.code, 1)
+  t.strictSame(badType.err, ['fastify-content-api: API token type must be read-only, full-access or custom'])
+
+  const noList = await cli('token', 'create', '--name', 'x', '--type', 'custom')
+  t.strictSame(noList.err, ['fastify-content-api: A custom API token needs a list of permissions'])
+
+  const badDays = await cli('token', 'create', '--name', 'x', '--type', 'read-only', '--lifespan-days', 'soon')
+  t.equal(badDays.code, 1)
+  t.strictSame(badDays.err, ['fastify-content-api: API token lifespan must be a positive number of milliseconds'])
+
+  await cli('token', 'create', '--name', 'dup', '--type', 'read-only')
+  const duplicate = await cli('token', 'create', '--name', 'dup', '--type', 'read-only')
+  t.equal(duplicate.code, 1)
+  t.strictSame(duplicate.err, ['fastify-content-api: An API token named "dup" already exists'])
+
+  const noTarget = await cli('token', 'revoke')
+  t.equal(noTarget.code, 1)
+  t.strictSame(noTarget.err, ['fastify-content-api: token revoke needs an id or a name'])
+
+  t.strictSame((await cli('token', 'list', '--json')).out.length, 1, 'nothing was created by the failures')
+  t.strictSame(JSON.parse((await cli('token', 'list', '--json')).out.join('\n')).map((token: { name: string }) => token.name), ['dup'])
+
+  const unknownCommand = await cli('token', 'rotate')
+  t.equal(unknownCommand.code, 2, 'an unknown command')
+  t.match(unknownCommand.out[0], /^Usage: fastify-content-api token <command>/)
+
+  const noCommand = await main(['token'], { out: () => {}, err: () => {} })
+  t.equal(noCommand, 2, 'no command: usage')
+  const otherGroup = await main(['user', 'list'], { out: () => {}, err: () => {} })
+  t.equal(otherGroup, 2, 'another group: usage')
+  const help: string[] = []
+  t.equal(await main(['--help'], { out: (line) => help.push(line), err: () => {} }), 0, '--help')
+  t.match(help[0], /token create --name NAME --type read-only\|full-access\|custom/)
+
+  const todo = { todo: 'bug: main() rejects instead of answering 1 for a missing config module or an unknown option (lib/cli.ts: loadOptions and parseArgs run outside the try)' }
+  const io = { out: () => {}, err: () => {} }
+  const noConfig = await main(['token', 'list', '--config', join(dir, 'missing.config.mjs')], io).then((code) => code, (err: Error) => err)
+  t.equal(noConfig, 1, 'a missing config module: exit code 1', todo)
+  const unknownOption = await main(['token', 'create', '--nme', 'x', '--config', config], io).then((code) => code, (err: Error) => err)
+  t.equal(unknownOption, 1, 'an unknown option: exit code 1', todo)
+
+  const empty = join(dir, 'empty.config.mjs')
+  await writeFile(empty, 'export default 42\n')
+  const said: string[] = []
+  const notOptions = await main(['token', 'list', '--config', empty], { out: () => {}, err: (line) => said.push(line) }).then((code) => code, (err: Error) => err)
+  t.match(`${String(notOptions)} ${said.join(' ')}`, /must export the plugin options/, 'a config module without options is named as such')
+})
+
+t.test('a config module may export a function', async (t) => {
+  const factory = join(dir, 'factory.config.mjs')
+  await writeFile(factory, `import options from ${JSON.stringify(pathToFileURL(config).href)}\nexport default async () => options\n`)
+  const out: string[] = []
+  const code = await main(['token', 'list', '--config', factory], { out: (line) => out.push(line), err: () => {} })
+  t.equal(code, 0)
+  t.match(out[0], /^\d+\tdup\tread-only/)
+})
