@@ -106,7 +106,7 @@ export type ResolvedUploadOptions = Omit<Schema, 'provider' | 's3'> & {
 function problems (value: unknown): string[] {
   const found: string[] = []
   for (const e of Value.Errors(UploadOptionsSchema, value)) {
-    if (e.keyword === 'anyOf' || e.keyword === 'const' || e.keyword === 'type' && e.instancePath === '/provider') continue
+    if (e.keyword === 'anyOf' || e.keyword === 'const' || (e.keyword === 'type' && e.instancePath === '/provider')) continue
     const path = `upload${e.instancePath.replaceAll('/', '.')}`
     found.push(e.keyword === 'additionalProperties'
       ? `${path}: unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`

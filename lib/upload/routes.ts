@@ -10,7 +10,7 @@ import { parseMediaTarget } from './attach.js'
 import { parseFileInfo } from './file-info.js'
 import type { ResolvedUploadOptions } from './options.js'
 import type { UploadService } from './service.js'
-import { createStaging, stageMultipart } from './staging.js'
+import { createStaging, stageMultipart, type Staging } from './staging.js'
 
 export interface UploadRoutesOptions {
   service: UploadService
@@ -78,6 +78,7 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
       return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info)))
     }
     const staging = await createStaging(options.tmpDir)
+    let answer: [status: number, body: unknown]
     try {
       try {
         await stageMultipart(request, staging, options)
@@ -85,25 +86,31 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
         abandonBody(request, reply)
         throw err
       }
+      answer = await handleUpload(staging, id)
+    } finally {
+      // Removed before answering: once the client has its answer, nothing of the request is left.
+      await staging.cleanup()
+    }
+    return sendJson(reply, answer[0], answer[1])
+
+    async function handleUpload (staging: Staging, id: string | undefined): Promise<[number, unknown]> {
       const { files, fields } = staging
       if (files.length === 0) {
         if (id === undefined) throw new ValidationError('Files are empty')
         const [info] = parseFileInfo(fields.get('fileInfo'), 1)
-        return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info)))
+        return [200, await service.present(await service.updateFileInfo(id, info))]
       }
       if (id !== undefined) {
         if (files.length > 1) throw new ValidationError('Cannot replace a file with multiple ones')
         const [info] = parseFileInfo(fields.get('fileInfo'), 1)
-        return sendJson(reply, 200, await service.present(await service.replace(id, staging, info)))
+        return [200, await service.present(await service.replace(id, staging, info))]
       }
       const infos = parseFileInfo(fields.get('fileInfo'), files.length)
       const target = parseMediaTarget(registry, { ref: single(fields, 'ref'), refId: single(fields, 'refId'), field: single(fields, 'field') })
       // Linking writes the entry: beyond Strapi, the caller must be allowed to update it.
       if (target !== null) await access.check(request, { action: 'update', uid: target.model.uid })
       const records = await service.upload(staging, infos, target)
-      return sendJson(reply, 201, await Promise.all(records.map(async (r) => await service.present(r))))
-    } finally {
-      await staging.cleanup()
+      return [201, await Promise.all(records.map(async (r) => await service.present(r)))]
     }
   })
 
