@@ -1,0 +1,84 @@
+import t from 'tap'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import { buildGraphql, FULL_TOKEN } from './helpers.js'
+
+/**
+ * "No N+1": a root field is ONE SQL statement whatever the nesting of its selection set, because
+ * the selection set becomes the populate tree of one compiled read. Every statement Kysely runs
+ * is recorded (the access check's cached permission lookup aside).
+ */
+
+interface Statement { kind: string, tables: string[] }
+
+function tablesOf (node: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const item of node) tablesOf(item, into)
+  else if (typeof node === 'object' && node !== null) {
+    const record = node as Record<string, any>
+    if (record.kind === 'TableNode' && typeof record.table?.identifier?.name === 'string') into.add(record.table.identifier.name)
+    for (const value of Object.values(record)) tablesOf(value, into)
+  }
+  return into
+}
+
+class Counter implements KyselyPlugin {
+  readonly #pending = new Map<unknown, Statement>()
+  executed: Statement[] = []
+  transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
+    this.#pending.set(args.queryId, { kind: args.node.kind, tables: [...tablesOf(args.node)].sort() })
+    return args.node
+  }
+
+  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'unknown', tables: [] })
+    this.#pending.delete(args.queryId)
+    return args.result
+  }
+
+  async during (fn: () => Promise<unknown>): Promise<Statement[]> {
+    this.executed = []
+    await fn()
+    return this.executed.filter((s) => !s.tables.includes('up_permissions') && !s.tables.includes('strapi_api_tokens'))
+  }
+}
+
+for (const format of ['entity', 'flat'] as const) {
+  t.test(`${format}: one statement per root field, whatever the nesting`, async (t) => {
+    const counter = new Counter()
+    // The entity shape's wrappers (data, attributes) take two levels per relation: allow this query's depth.
+    const { gql } = await buildGraphql(t, { format, depthLimit: 20 }, undefined, (db) => db.withPlugin(counter))
+    const deep = format === 'entity'
+      ? `{ articles(pagination: { limit: 50 }) { data { attributes { title
+          category { data { attributes { name articles(pagination: { limit: 5 }) { data { attributes { title
+            authors { data { attributes { name articles { data { attributes { title } } } } } } } } } } } }
+          authors(sort: "name") { data { attributes { name } } } cover { data { attributes { url } } } seo { metaTitle }
+          blocks { ... on ComponentSharedQuote { text } } localizations { data { attributes { locale } } }
+        } } meta { pagination { total } } } }`
+      : `{ articles_connection(pagination: { limit: 50 }) { nodes { title
+          category { name articles(pagination: { limit: 5 }) { title authors { name articles { title } } } }
+          authors(sort: "name") { name } a2: authors(sort: "name:desc") { name } authors_connection { nodes { email } }
+          cover { url } seo { metaTitle } blocks { ... on ComponentSharedQuote { text } } localizations { locale }
+        } pageInfo { total } } }`
+    let body: any
+    const statements = await counter.during(async () => { body = (await gql(deep)).body })
+    t.equal(body.errors, undefined, JSON.stringify(body.errors))
+    const list = format === 'entity' ? body.data.articles.data : body.data.articles_connection.nodes
+    t.equal(list.length, 50, 'fifty articles, five levels deep')
+    t.same(statements.map((s) => s.kind), ['SelectQueryNode'], 'ONE statement, count included')
+    for (const table of ['articles', 'categories', 'authors', 'articles_authors_lnk', 'files', 'components_shared_seos', 'components_shared_quotes']) {
+      t.ok(statements[0].tables.includes(table), `it reads ${table}`)
+    }
+
+    const two = await counter.during(async () => {
+      await gql(format === 'entity' ? '{ a: articles { data { id } } c: categories { data { id } } }' : '{ a: articles { title } c: categories { name } }')
+    })
+    t.equal(two.length, 2, 'two root fields: two statements')
+
+    const mutation = await counter.during(async () => {
+      await gql(format === 'entity'
+        ? 'mutation { createCategory(data: { name: "Counted" }) { data { attributes { name articles { data { id } } } } } }'
+        : 'mutation { createCategory(data: { name: "Counted" }) { name articles { title } } }', undefined, FULL_TOKEN)
+    })
+    t.equal(mutation.filter((s) => s.kind === 'SelectQueryNode' && s.tables.includes('articles') && s.tables.includes('categories')).length, 1,
+      'a mutation answers with one read of the written document')
+  })
+}
