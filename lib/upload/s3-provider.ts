@@ -25,7 +25,8 @@ export class S3Provider implements UploadProvider {
       region: options.region,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
       forcePathStyle: options.forcePathStyle,
-      ...(options.credentials === undefined ? {} : { credentials: options.credentials })
+      // A copy: the SDK annotates the credentials object it is given.
+      ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } })
     })
   }
 
