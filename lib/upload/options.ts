@@ -57,8 +57,8 @@ const UploadOptionsSchema = Type.Object({
     allowedTypes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     deniedTypes: Type.Optional(Type.Array(Type.String({ minLength: 1 })))
   }, { additionalProperties: false, default: {} }),
-  /** `local` (default), `s3`, or an object implementing the provider interface. */
-  provider: Type.Union([Type.Literal('local'), Type.Literal('s3'), Type.Object({})], { default: 'local' }),
+  /** `local` (default), `s3`, or an object implementing the provider interface (checked below). */
+  provider: Type.Unknown({ default: 'local' }),
   local: Type.Object(LocalOptions.properties, { additionalProperties: false, default: {} }),
   s3: Type.Optional(S3Options),
   /** Re-encode JPEG, PNG, WebP, TIFF and AVIF images at quality 80 (needs sharp). */
@@ -106,7 +106,8 @@ export type ResolvedUploadOptions = Omit<Schema, 'provider' | 's3'> & {
 function problems (value: unknown): string[] {
   const found: string[] = []
   for (const e of Value.Errors(UploadOptionsSchema, value)) {
-    if (e.keyword === 'anyOf' || e.keyword === 'const' || (e.keyword === 'type' && e.instancePath === '/provider')) continue
+    // `boolean`: the `false` schema of a property additionalProperties refuses, reported once below.
+    if (e.keyword === 'boolean') continue
     const path = `upload${e.instancePath.replaceAll('/', '.')}`
     found.push(e.keyword === 'additionalProperties'
       ? `${path}: unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`
@@ -131,13 +132,12 @@ export function resolveUploadOptions (raw: UploadOptions | undefined): ResolvedU
     if (typeof input[key] === 'object' && input[key] !== null) input[key] = { ...(input[key] as object) }
   }
   const provider = input.provider
-  // A custom provider is an object with methods, which the schema only checks for being an object.
-  const resolved = Value.Default(UploadOptionsSchema, { ...input, provider: isProvider(provider) ? {} : provider }) as Record<string, unknown>
+  const resolved = Value.Default(UploadOptionsSchema, input) as Record<string, unknown>
   const found = problems(resolved)
   if (provider !== undefined && provider !== 'local' && provider !== 's3' && !isProvider(provider)) {
     found.push('upload.provider: expected "local", "s3" or an object with upload(file) and delete(file) methods')
   }
   if (provider === 's3' && input.s3 === undefined) found.push('upload.s3: required when upload.provider is "s3"')
   if (found.length > 0) throw new ConfigurationError(found)
-  return { ...resolved, provider: isProvider(provider) ? provider : resolved.provider } as ResolvedUploadOptions
+  return resolved as ResolvedUploadOptions
 }
