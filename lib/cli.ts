@@ -43,29 +43,38 @@ async function loadOptions (path: string): Promise<ContentApiOptions> {
  * and exits. Returns the exit code.
  */
 export async function main (argv: string[], io: CliIo = { out: console.log, err: console.error }): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', default: './content-api.config.js' },
-      name: { type: 'string' },
-      type: { type: 'string' },
-      description: { type: 'string' },
-      permissions: { type: 'string' },
-      'lifespan-days': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false }
-    }
-  })
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', default: './content-api.config.js' },
+        name: { type: 'string' },
+        type: { type: 'string' },
+        description: { type: 'string' },
+        permissions: { type: 'string' },
+        'lifespan-days': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false }
+      }
+    })
+  } catch (err) {
+    io.err(`fastify-content-api: ${(err as Error).message}`)
+    io.out(USAGE)
+    return 1
+  }
+  const { values, positionals } = parsed
   const [group, command, target] = positionals
   if (values.help === true || group !== 'token' || command === undefined) {
     io.out(USAGE)
     return values.help === true ? 0 : 2
   }
-  const options = await loadOptions(values.config!)
-  const app = Fastify({ logger: false })
+  // A first start on a new PGlite data directory initialises it, which may take longer than
+  // Fastify's default plugin timeout on a slow machine.
+  const app = Fastify({ logger: false, pluginTimeout: 0 })
   try {
-    await app.register(contentApi, options)
+    await app.register(contentApi, await loadOptions(values.config!))
     await app.ready()
     const tokens = app.contentApi.apiTokens
     const print = (value: unknown, text: string): void => io.out(values.json === true ? JSON.stringify(value, null, 2) : text)

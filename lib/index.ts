@@ -7,6 +7,7 @@ import { ApiTokenService } from './auth/api-tokens.js'
 import { Authenticator } from './auth/authenticate.js'
 import { PermissionStore } from './auth/permissions.js'
 import { UserStore } from './auth/users.js'
+import { USER_UID } from './auth/models.js'
 import { connect } from './db/connect.js'
 import { LruCache } from './compiler/cache.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
@@ -82,7 +83,9 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   if (!(await permissions.bootstrap())) {
     app.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
   }
-  const authenticator = new Authenticator(handle.db, registry, apiTokens)
+  const authenticator = new Authenticator(handle.db, registry, apiTokens, options.auth.credentialsCacheMs)
+  documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
+  apiTokens.onRevoke(() => { authenticator.forgetTokens() })
   const access = new PermissionAccessControl(authenticator, permissions, { draftsRequirePermission: options.auth.draftsRequirePermission })
 
   const credentials = new UserStore(handle.db, registry)

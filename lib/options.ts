@@ -82,6 +82,12 @@ const AuthOptions = Type.Object({
    * Without it those flows answer as Strapi does but send nothing.
    */
   email: Type.Optional(Type.Object({ send: Type.Unknown(), from: Type.Optional(Type.String()) }, { additionalProperties: false })),
+  /**
+   * How long (ms) a resolved user or API token is reused before it is read again. Changes made
+   * through this process (user writes, revoked tokens) apply at once; other instances see them
+   * within this delay. 0 reads them on every request.
+   */
+  credentialsCacheMs: Type.Integer({ minimum: 0, default: 5000 }),
   /** Beyond Strapi: reading `status=draft` needs the `<uid>.findDrafts` permission too (Strapi lets anyone with `find`). */
   draftsRequirePermission: Type.Boolean({ default: false }),
   /** Where links in emails point (the reset-password page, the confirmation redirect). */

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { ValidationError } from '../errors.js'
 import { createDocumentId } from '../documents/document-id.js'
 import type { Registry } from '../model/registry.js'
@@ -55,6 +55,22 @@ function toToken (row: Record<string, any>): ApiToken {
 }
 
 /**
+ * The actions a custom token may be given: the content actions of every application content type
+ * and the plugins' content-API actions, as Strapi validates them.
+ */
+function knownActions (registry: Registry): Set<string> {
+  const actions = new Set<string>()
+  for (const ct of registry.contentTypes.values()) {
+    if (ct.uid.startsWith('api::')) for (const action of ['find', 'findOne', 'findDrafts', 'create', 'update', 'delete']) actions.add(`${ct.uid}.${action}`)
+  }
+  for (const action of ['find', 'findOne', 'upload', 'destroy']) actions.add(`plugin::upload.content-api.${action}`)
+  for (const action of ['me', 'find', 'findOne', 'count', 'create', 'update', 'destroy']) actions.add(`plugin::users-permissions.user.${action}`)
+  for (const action of ['find', 'findOne']) actions.add(`plugin::users-permissions.role.${action}`)
+  actions.add('plugin::i18n.locales.listLocales')
+  return actions
+}
+
+/**
  * API tokens, managed from application code (`app.contentApi.apiTokens`) and the CLI. Keys are
  * 256 hex characters of randomness, stored only as HMAC-SHA512(key, salt): the lookup is by hash,
  * and the final comparison is constant-time.
@@ -63,11 +79,14 @@ export class ApiTokenService {
   readonly #db: Kysely<any>
   readonly #table: string
   readonly #salt: string
+  readonly #revoked = new Set<() => void>()
+  readonly #knownActions: ReadonlySet<string>
 
   constructor (db: Kysely<any>, registry: Registry, salt: string) {
     this.#db = db
     this.#table = registry.get(API_TOKEN_UID)!.tableName
     this.#salt = salt
+    this.#knownActions = knownActions(registry)
   }
 
   hash (accessKey: string): string {
@@ -81,25 +100,31 @@ export class ApiTokenService {
     if (input.type === 'custom' && (input.permissions === undefined || input.permissions.length === 0)) {
       throw new ValidationError('A custom API token needs a list of permissions')
     }
+    const unknown = (input.permissions ?? []).filter((action) => !this.#knownActions.has(action))
+    if (input.type === 'custom' && unknown.length > 0) throw new ValidationError(`Unknown permissions: ${unknown.join(', ')}`)
     const lifespan = input.lifespan ?? null
     if (lifespan !== null && (!Number.isSafeInteger(lifespan) || lifespan <= 0)) throw new ValidationError('API token lifespan must be a positive number of milliseconds')
-    const taken = await this.#db.selectFrom(this.#table).select('id').where('name', '=', input.name).executeTakeFirst()
-    if (taken !== undefined) throw new ValidationError(`An API token named "${input.name}" already exists`)
     const accessKey = input.accessKey ?? randomBytes(128).toString('hex')
     const now = new Date()
-    const row = await this.#db.insertInto(this.#table).values({
-      document_id: createDocumentId(),
-      name: input.name,
-      description: input.description ?? null,
-      type: input.type,
-      access_key: this.hash(accessKey),
-      permissions: JSON.stringify(input.type === 'custom' ? input.permissions : []),
-      expires_at: lifespan === null ? null : new Date(now.getTime() + lifespan).toISOString(),
-      lifespan: lifespan === null ? null : String(lifespan),
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      published_at: now.toISOString()
-    }).returningAll().executeTakeFirstOrThrow()
+    const row = await this.#db.transaction().execute(async (trx) => {
+      // Two creations of one name at once: the second waits, then sees the first.
+      await sql`select pg_advisory_xact_lock(hashtext(${`api-token:${input.name}`}))`.execute(trx)
+      const taken = await trx.selectFrom(this.#table).select('id').where('name', '=', input.name).executeTakeFirst()
+      if (taken !== undefined) throw new ValidationError(`An API token named "${input.name}" already exists`)
+      return await trx.insertInto(this.#table).values({
+        document_id: createDocumentId(),
+        name: input.name,
+        description: input.description ?? null,
+        type: input.type,
+        access_key: this.hash(accessKey),
+        permissions: JSON.stringify(input.type === 'custom' ? input.permissions : []),
+        expires_at: lifespan === null ? null : new Date(now.getTime() + lifespan).toISOString(),
+        lifespan: lifespan === null ? null : String(lifespan),
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+        published_at: now.toISOString()
+      }).returningAll().executeTakeFirstOrThrow()
+    })
     return { ...toToken(row), accessKey }
   }
 
@@ -111,6 +136,7 @@ export class ApiTokenService {
   async revoke (idOrName: number | string): Promise<boolean> {
     const query = this.#db.deleteFrom(this.#table)
     const result = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).executeTakeFirst()
+    for (const listener of this.#revoked) listener()
     return Number(result.numDeletedRows) > 0
   }
 
@@ -119,6 +145,7 @@ export class ApiTokenService {
     const accessKey = randomBytes(128).toString('hex')
     const query = this.#db.updateTable(this.#table).set({ access_key: this.hash(accessKey), updated_at: new Date().toISOString() })
     const result = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).executeTakeFirst()
+    for (const listener of this.#revoked) listener()
     return Number(result.numUpdatedRows) > 0 ? accessKey : null
   }
 
@@ -128,10 +155,18 @@ export class ApiTokenService {
     const row = await this.#db.selectFrom(this.#table).selectAll().where('access_key', '=', hash).executeTakeFirst()
     if (row === undefined) return null
     if (!timingSafeEqual(Buffer.from(row.access_key as string), Buffer.from(hash))) return null
-    const token = toToken(row)
-    if (token.lastUsedAt === null || Date.now() - Date.parse(token.lastUsedAt) > LAST_USED_GRANULARITY_MS) {
-      await this.#db.updateTable(this.#table).set({ last_used_at: new Date().toISOString() }).where('id', '=', token.id).execute()
-    }
-    return token
+    return toToken(row)
+  }
+
+  /** Records a use of a valid token, at most once per hour (the token object remembers it). */
+  async touch (token: ApiToken): Promise<void> {
+    if (token.lastUsedAt !== null && Date.now() - Date.parse(token.lastUsedAt) <= LAST_USED_GRANULARITY_MS) return
+    token.lastUsedAt = new Date().toISOString()
+    await this.#db.updateTable(this.#table).set({ last_used_at: token.lastUsedAt }).where('id', '=', token.id).execute()
+  }
+
+  /** Called when a token is revoked or regenerated, so no cache keeps accepting its old key. */
+  onRevoke (listener: () => void): void {
+    this.#revoked.add(listener)
   }
 }

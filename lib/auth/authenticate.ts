@@ -3,6 +3,7 @@ import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import { UnauthorizedError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
+import { LruCache } from '../compiler/cache.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
 import { ROLE_UID, USER_UID } from './models.js'
 
@@ -43,17 +44,26 @@ export function bearerToken (header: string | undefined): string | null {
 export class Authenticator {
   readonly #db: Kysely<any>
   readonly #tokens: ApiTokenService
-  readonly #users: { table: string, link: { table: string, user: string, role: string }, roles: string }
+  readonly #table: { table: string, link: { table: string, user: string, role: string }, roles: string }
   readonly #cache = new WeakMap<FastifyRequest, Promise<Principal>>()
+  /**
+   * Resolved users and API tokens, for `ttlMs`: without them every authenticated request would
+   * cost one more query than an anonymous one. Writes to users and revoked or regenerated tokens
+   * clear them in this process at once; another instance sees such a change within `ttlMs`.
+   */
+  readonly #users = new LruCache<number, { at: number, user: AuthUser | null }>(10_000)
+  readonly #tokensByKey = new LruCache<string, { at: number, token: ApiToken | null }>(10_000)
+  readonly #ttlMs: number
   #jwt: JWT | null = null
 
-  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService) {
+  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService, ttlMs = 5000) {
     this.#db = db
     this.#tokens = tokens
+    this.#ttlMs = ttlMs
     const users = registry.get(USER_UID)!
     const role = users.associations.get('role')
     if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
-    this.#users = {
+    this.#table = {
       table: users.tableName,
       link: { table: role.link.table, user: role.link.sourceColumn, role: role.link.targetColumn },
       roles: registry.get(ROLE_UID)!.tableName
@@ -93,19 +103,42 @@ export class Authenticator {
       // Not one of our JWTs (or expired): it may be an API token.
     }
     if (userId !== null) {
-      const user = await this.findUser(userId)
+      const user = await this.#cachedUser(userId)
       if (user === null || user.blocked) throw new UnauthorizedError('Invalid credentials')
       return { kind: 'user', user }
     }
-    const apiToken = await this.#tokens.findByKey(token)
+    const apiToken = await this.#cachedToken(token)
     if (apiToken === null) throw new UnauthorizedError('Missing or invalid credentials')
     if (apiToken.expiresAt !== null && Date.parse(apiToken.expiresAt) <= Date.now()) throw new UnauthorizedError('Token expired')
+    await this.#tokens.touch(apiToken)
     return { kind: 'token', token: apiToken }
   }
 
+  async #cachedUser (id: number): Promise<AuthUser | null> {
+    const hit = this.#users.get(id)
+    if (hit !== undefined && Date.now() - hit.at < this.#ttlMs) return hit.user
+    const user = await this.findUser(id)
+    this.#users.set(id, { at: Date.now(), user })
+    return user
+  }
+
+  async #cachedToken (key: string): Promise<ApiToken | null> {
+    const hit = this.#tokensByKey.get(key)
+    if (hit !== undefined && Date.now() - hit.at < this.#ttlMs) return hit.token
+    const token = await this.#tokens.findByKey(key)
+    this.#tokensByKey.set(key, { at: Date.now(), token })
+    return token
+  }
+
+  /** Forget cached users (a user was written: blocked, deleted, given another role...). */
+  forgetUsers (): void { this.#users.clear() }
+
+  /** Forget cached API tokens (one was revoked or regenerated). */
+  forgetTokens (): void { this.#tokensByKey.clear() }
+
   /** A user with the type of their role, or null. */
   async findUser (id: number): Promise<AuthUser | null> {
-    const { table, link, roles } = this.#users
+    const { table, link, roles } = this.#table
     const row = await this.#db.selectFrom(`${table} as u`)
       .leftJoin(`${link.table} as l`, `l.${link.user}`, 'u.id')
       .leftJoin(`${roles} as r`, 'r.id', `l.${link.role}`)

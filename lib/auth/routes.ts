@@ -8,7 +8,7 @@ import type { DocumentService } from '../documents/service.js'
 import { verifyPassword } from '../documents/password.js'
 import type { EmailMessage, ResolvedOptions } from '../options.js'
 import { parseQueryString } from '../query/index.js'
-import type { AccessControl } from './access.js'
+import type { AccessControl, AccessScope } from './access.js'
 import type { Authenticator, AuthUser } from './authenticate.js'
 import { ROLE_UID, USER_UID } from './models.js'
 import type { UserStore } from './users.js'
@@ -70,13 +70,18 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     return user
   }
 
-  /** The user named by the `:id` route parameter (users keep numeric ids in Strapi's routes). */
+  /**
+   * The user named by the `:id` route parameter (users keep numeric ids in Strapi's routes), as
+   * the caller's permission sees it: a row condition that excludes it makes it a 404.
+   */
   async function userById (request: FastifyRequest): Promise<Record<string, unknown> & { id: number, documentId: string }> {
     const id = Number((request.params as { id: string }).id)
-    const user = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id } }) : null
+    const user = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id }, access: scopeOf(request) }) : null
     if (user === null) throw new NotFoundError()
     return user
   }
+
+  const scopeOf = (request: FastifyRequest): AccessScope | undefined => request.contentApiGrant?.scope
 
   async function currentUser (request: FastifyRequest): Promise<AuthUser> {
     const principal = await access.principal(request)
@@ -125,7 +130,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
         data: { ...body, username, email: lowered, password, provider: 'local', confirmed, blocked: false, role: role.documentId }
       })
       if (!confirmed) {
-        await sendConfirmation(created.id as number, lowered)
+        await sendConfirmation(request, created.id as number, lowered)
         return json(reply, 200, { user: await userJson(created.id) })
       }
       return json(reply, 200, { jwt: authenticator.issue(created), user: await userJson(created.id) })
@@ -153,7 +158,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/count',
     action: 'user.count',
-    handler: async (request, reply) => json(reply, 200, await users.count({ filters: parseQueryString(request.url).filters as any }))
+    handler: async (request, reply) => json(reply, 200, await users.count({ filters: parseQueryString(request.url).filters as any, access: scopeOf(request) }))
   })
 
   route({
@@ -169,8 +174,13 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     action: 'user.create',
     handler: async (request, reply) => {
       const body = isPlainObject(request.body) ? request.body : {}
+      // Strapi's create-user rules: a password, a lower-cased email, unique email and username, the local provider.
+      const { username, email } = requireStrings(body, ['username', 'email', 'password'])
+      const lowered = email.toLowerCase()
+      if (await credentials.findCredentials(lowered) !== null) throw new ApplicationError('Email already taken')
+      if (await credentials.findCredentials(username) !== null) throw new ApplicationError('Username already taken')
       const role = body.role ?? (await documents(ROLE_UID).findFirst({ filters: { type: options.register.defaultRole } }))?.documentId
-      const created = await users.create({ data: { provider: 'local', confirmed: true, ...body, role } })
+      const created = await users.create({ data: { confirmed: true, ...body, email: lowered, provider: 'local', role }, access: scopeOf(request) })
       return json(reply, 201, await userJson(created.id))
     }
   })
@@ -181,7 +191,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     action: 'user.update',
     handler: async (request, reply) => {
       const existing = await userById(request)
-      await users.update({ documentId: existing.documentId, data: isPlainObject(request.body) ? request.body : {} })
+      await users.update({ documentId: existing.documentId, data: isPlainObject(request.body) ? request.body : {}, access: scopeOf(request) })
       return json(reply, 200, await userJson(existing.id))
     }
   })
@@ -192,7 +202,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     action: 'user.destroy',
     handler: async (request, reply) => {
       const existing = await userById(request)
-      await users.delete({ documentId: existing.documentId })
+      await users.delete({ documentId: existing.documentId, access: scopeOf(request) })
       return json(reply, 200, existing)
     }
   })
@@ -224,10 +234,11 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     await options.email.send({ ...message, from: options.email.from })
   }
 
-  async function sendConfirmation (id: number, email: string): Promise<void> {
+  /** The confirmation link points at this API's confirmation route, which then redirects (as Strapi's). */
+  async function sendConfirmation (request: FastifyRequest, id: number, email: string): Promise<void> {
     const code = randomBytes(20).toString('hex')
     await credentials.setSecret(id, 'confirmationToken', digest(code))
-    const link = `${options.urls.emailConfirmationRedirect ?? ''}?confirmation=${code}`
+    const link = `${request.protocol}://${request.host}${app.prefix}/auth/email-confirmation?confirmation=${code}`
     await send({ to: email, subject: 'Account confirmation', text: `Confirm your account: ${link}`, html: `<p>Confirm your account: <a href="${link}">${link}</a></p>` })
   }
 
@@ -292,7 +303,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       const found = await credentials.findCredentials(email.toLowerCase())
       if (found !== null && found.blocked) throw new ApplicationError('blocked.user')
       if (found !== null && found.confirmed) throw new ApplicationError('Already confirmed')
-      if (found !== null) await sendConfirmation(found.id, found.email)
+      if (found !== null) await sendConfirmation(request, found.id, found.email)
       return json(reply, 200, { email, sent: true })
     }
   })

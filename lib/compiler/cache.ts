@@ -25,5 +25,7 @@ export class LruCache<K, V> {
     if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value as K)
   }
 
+  clear (): void { this.#map.clear() }
+
   get size (): number { return this.#map.size }
 }

@@ -106,6 +106,7 @@ interface PreparedWrite {
 export class DocumentService {
   readonly model: ContentType
   readonly #ctx: ServiceContext
+  readonly #listeners = new Set<() => void>()
 
   constructor (model: ContentType, ctx: ServiceContext) {
     this.model = model
@@ -146,7 +147,7 @@ export class DocumentService {
     return row === undefined ? null : JSON.parse(row.data) as Document
   }
 
-  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters'> = {}): Promise<number> {
+  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access'> = {}): Promise<number> {
     const row = await compileCount(this.#ctx.db, this.model, this.#tree(params, true), this.#ctx.compile).executeTakeFirstOrThrow()
     return row.count
   }
@@ -197,7 +198,7 @@ export class DocumentService {
    */
   async create (params: WriteParams): Promise<Document> {
     const write = await this.#prepare(params, false)
-    return await this.#ctx.db.transaction().execute(async (trx) => await this.#createIn(trx, write))
+    return await this.#write(async (trx) => await this.#createIn(trx, write))
   }
 
   /**
@@ -264,7 +265,7 @@ export class DocumentService {
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const write = await this.#prepare(params, true)
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx)
       return documentId === null ? null : await this.#updateIn(trx, documentId, write)
     })
@@ -362,7 +363,7 @@ export class DocumentService {
    * `PUT /api/<singularApiId>`).
    */
   async upsertSingle (params: WriteParams): Promise<Document> {
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       // Two first writes at once must not create two documents: serialise them on the type.
       await sql`select pg_advisory_xact_lock(hashtext(${`single:${this.model.tableName}`}))`.execute(trx)
       const existing = await this.#singleDocumentId(trx)
@@ -380,7 +381,7 @@ export class DocumentService {
   async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     if (locale !== null) this.#writeScope({ locale })
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx)
       if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return { documentId: null, entries: 0 }
       let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
@@ -397,7 +398,7 @@ export class DocumentService {
    */
   async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     this.#requireDraftAndPublish('publish')
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       const now = new Date().toISOString()
       const locales = await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       for (const locale of locales) {
@@ -413,7 +414,7 @@ export class DocumentService {
   /** Removes the published version of a document (one locale, or all with `'*'`); the draft stays. */
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     this.#requireDraftAndPublish('unpublish')
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       const rows = await versionRows(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       return { documentId: params.documentId, entries: await deleteRows(trx, this.#ctx.registry, this.model, rows) }
     })
@@ -422,7 +423,7 @@ export class DocumentService {
   /** Replaces the draft with a copy of the published version, dropping unpublished edits. */
   async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     this.#requireDraftAndPublish('discardDraft')
-    return await this.#ctx.db.transaction().execute(async (trx) => {
+    return await this.#write(async (trx) => {
       const entries: Document[] = []
       for (const locale of await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, false)) {
         const pair = await versionPair(trx, this.model, params.documentId, locale)
@@ -457,6 +458,24 @@ export class DocumentService {
     const scope = { status: this.model.draftAndPublish ? 'draft' as const : 'published' as const, locale: null, filters }
     const row = await compileCount(trx, this.model, scope, this.#ctx.compile).executeTakeFirstOrThrow()
     return row.count > 0
+  }
+
+  /**
+   * Runs a write in one transaction, then tells the listeners registered with `onChange` (after
+   * the commit, so they never see a write that rolled back).
+   */
+  async #write<T> (fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+    const result = await this.#ctx.db.transaction().execute(fn)
+    for (const listener of this.#listeners) listener()
+    return result
+  }
+
+  /**
+   * Calls `listener` after every committed write of this content type (caches of derived data,
+   * such as the authenticator's cache of users, use it to stay current).
+   */
+  onChange (listener: () => void): void {
+    this.#listeners.add(listener)
   }
 
   #draftOnly (status: Status): boolean {
