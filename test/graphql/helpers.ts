@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import contentApi, { type ContentApiOptions } from '../../lib/index.js'
+import contentApi, { defineContentType, type ContentApiOptions } from '../../lib/index.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { loadOracleSeed } from '../fixtures/oracle/seed.js'
 import { oracleOptions } from '../fixtures/oracle/models.js'
@@ -46,3 +46,17 @@ export async function buildGraphql (t: Teardown, graphql: ContentApiOptions['gra
   }
   return { app, seeded, gql }
 }
+
+/** A small model with the scalars the oracle model lacks (biginteger, time, datetime) and an enumeration whose values are not GraphQL names. */
+export const note = defineContentType({
+  kind: 'collectionType',
+  info: { singularName: 'note', pluralName: 'notes' },
+  attributes: {
+    title: { type: 'string' },
+    big: { type: 'biginteger' },
+    at: { type: 'time' },
+    when: { type: 'datetime' },
+    state: { type: 'enumeration', enum: ['in-progress', 'done'] },
+    hidden: { type: 'string', private: true }
+  }
+})

@@ -1,23 +1,10 @@
 import t from 'tap'
-import { defineContentType } from '../../lib/index.js'
 import { ConfigurationError } from '../../lib/errors.js'
 import { resolveGraphqlOptions } from '../../lib/graphql/options.js'
 import { build } from '../helpers/build.js'
+import { note } from './helpers.js'
 
 /** Every option of the spec's "GraphQL plugin configuration" table, and ours. */
-
-export const note = defineContentType({
-  kind: 'collectionType',
-  info: { singularName: 'note', pluralName: 'notes' },
-  attributes: {
-    title: { type: 'string' },
-    big: { type: 'biginteger' },
-    at: { type: 'time' },
-    when: { type: 'datetime' },
-    state: { type: 'enumeration', enum: ['in-progress', 'done'] },
-    hidden: { type: 'string', private: true }
-  }
-})
 
 const post = async (app: any, query: string, url = '/graphql', headers: Record<string, string> = {}) => {
   const res = await app.inject({ method: 'POST', url, headers, payload: { query } })
