@@ -186,20 +186,23 @@ export class UploadService {
     if (existing.mime === file.mime && typeof existing.ext === 'string') file.ext = existing.ext
     const rollback = new Rollback()
     const previous = storedObjects(existing)
-    let stored: Record<string, unknown>
-    try {
-      stored = await this.#store(file, rollback)
-    } catch (err) {
-      // Objects written under the old keys have replaced the old content: only new keys go.
+    // Objects written under the old keys have replaced the old content: a rollback removes new keys only.
+    const undo = async (): Promise<void> => {
       const kept = new Set(previous.map((o) => o.key))
       rollback.objects.splice(0, rollback.objects.length, ...rollback.objects.filter((o) => !kept.has(o.key)))
       await rollback.run(files, this.provider, log)
+    }
+    let updated: Document | null
+    try {
+      const stored = await this.#store(file, rollback)
+      const data: Record<string, unknown> = { name: file.name, ...stored }
+      if (!isNil(info.alternativeText)) data.alternativeText = info.alternativeText
+      if (!isNil(info.caption)) data.caption = info.caption
+      updated = await files.update({ documentId: existing.documentId, data })
+    } catch (err) {
+      await undo()
       throw err
     }
-    const data: Record<string, unknown> = { name: file.name, ...stored }
-    if (!isNil(info.alternativeText)) data.alternativeText = info.alternativeText
-    if (!isNil(info.caption)) data.caption = info.caption
-    const updated = await files.update({ documentId: existing.documentId, data })
     const current = new Set(storedObjects(updated ?? existing).map((o) => o.key))
     if (existing.provider === this.provider.name) await this.#deleteObjects(previous.filter((o) => !current.has(o.key)))
     return updated ?? existing
