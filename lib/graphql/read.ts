@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
+import { LruCache } from '../compiler/cache.js'
 import { compileFindOne, compileFindPage, type CompileOptions } from '../compiler/find.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseQuery, type LocaleSettings, type QueryTree, type Status } from '../query/index.js'
@@ -7,6 +8,12 @@ import { attachSlots, levelFields, populateTree, rootFieldNames, type Level, typ
 import type { Window } from './pagination.js'
 
 type Json = Record<string, unknown>
+
+/** A root field's statement, compiled, with the plan its rendered documents follow. */
+export interface CompiledRead {
+  query: CompiledQuery<unknown>
+  level: Level
+}
 
 export interface ReadArgs {
   filters?: unknown
@@ -29,6 +36,7 @@ export class Reader {
   readonly #registry: Registry
   readonly #i18n: LocaleSettings
   readonly #compile: CompileOptions
+  readonly #cache = new WeakMap<object, LruCache<string, CompiledRead>>()
 
   constructor (db: Kysely<any>, registry: Registry, i18n: LocaleSettings, compile: CompileOptions) {
     this.#db = db
@@ -62,22 +70,50 @@ export class Reader {
   }
 
   /** One window of documents, and their total when the plan asks for it (in the same statement). */
-  async list (model: ContentType, level: Level, args: ReadArgs, window: Window, ctx: PlanContext): Promise<{ documents: Json[], total: number | null }> {
+  compileList (model: ContentType, level: Level, args: ReadArgs, window: Window, ctx: PlanContext): CompiledRead {
     const tree = this.#tree(model, level, args, ctx, true)
     const pagination = { mode: 'offset' as const, page: null, pageSize: null, start: window.start, limit: window.sqlLimit, withCount: level.count }
-    const row = await compileFindPage(this.#db, model, { ...tree, pagination }, this.#compile).executeTakeFirstOrThrow()
-    const documents = JSON.parse(row.data as string) as Json[]
-    attachSlots(level, documents)
-    return { documents, total: (row.total as number | null) ?? null }
+    return { query: compileFindPage(this.#db, model, { ...tree, pagination }, this.#compile).compile(), level }
   }
 
-  /** One document by documentId (a single type's only one with null), or null. */
-  async one (model: ContentType, level: Level, documentId: string | null, args: ReadArgs, ctx: PlanContext): Promise<Json | null> {
+  /** One document by documentId (a single type's only one with null). */
+  compileOne (model: ContentType, level: Level, documentId: string | null, args: ReadArgs, ctx: PlanContext): CompiledRead {
     const tree = this.#tree(model, level, args, ctx, false)
-    const row = await compileFindOne(this.#db, model, tree, documentId, this.#compile).executeTakeFirst()
-    if (row === undefined) return null
-    const document = JSON.parse(row.data) as Json
-    attachSlots(level, document)
+    return { query: compileFindOne(this.#db, model, tree, documentId, this.#compile).compile(), level }
+  }
+
+  async list (read: CompiledRead): Promise<{ documents: Json[], total: number | null }> {
+    const { rows } = await this.#db.executeQuery(read.query)
+    const row = rows[0] as { data: string, total?: number | null }
+    const documents = JSON.parse(row.data) as Json[]
+    attachSlots(read.level, documents)
+    return { documents, total: row.total ?? null }
+  }
+
+  async one (read: CompiledRead): Promise<Json | null> {
+    const { rows } = await this.#db.executeQuery(read.query)
+    if (rows.length === 0) return null
+    const document = JSON.parse((rows[0] as { data: string }).data) as Json
+    attachSlots(read.level, document)
     return document
+  }
+
+  /**
+   * The compiled read of a root field, from the cache or built now. Mercurius keeps one parsed
+   * document per query text, so a field's AST node identifies the query; with the variables and
+   * the caller's access key it determines the plan and the SQL, as a REST query string does.
+   */
+  cached (node: object, key: string, build: () => CompiledRead): CompiledRead {
+    let reads = this.#cache.get(node)
+    if (reads === undefined) {
+      reads = new LruCache(100)
+      this.#cache.set(node, reads)
+    }
+    let read = reads.get(key)
+    if (read === undefined) {
+      read = build()
+      reads.set(key, read)
+    }
+    return read
   }
 }

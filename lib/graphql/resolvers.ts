@@ -128,9 +128,14 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     types: deps.types, registry: deps.registry, access, defaultLimit: deps.defaultLimit, amountLimit: deps.amountLimit, entity: deps.entity
   })
   const scope = (info: GraphQLResolveInfo): AccessScope | null => currentGrant(info)?.scope ?? null
+  /** Cache key of a root read: the caller's access and the query's variables (the AST node is the other half). */
+  const readKey = (info: GraphQLResolveInfo, extra: string): string => `${currentGrant(info)?.scope?.key ?? '-'}\u0000${JSON.stringify(info.variableValues)}\u0000${extra}`
   const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo): Promise<Json | null> => {
-    const ctx = plan(info, scope(info))
-    return await deps.reader.one(model, planRoot(ctx, model, info), documentId, { status, locale: args.locale as string | undefined }, ctx)
+    const read = deps.reader.cached(info.fieldNodes[0], readKey(info, `${documentId ?? ''}\u0000${status}`), () => {
+      const ctx = plan(info, scope(info))
+      return deps.reader.compileOne(model, planRoot(ctx, model, info), documentId, { status, locale: args.locale as string | undefined }, ctx)
+    })
+    return await deps.reader.one(read)
   }
   const answer = (document: Json | null): unknown => deps.entity ? { data: document } : document
 
@@ -147,12 +152,14 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     queries[names.find] = async (_root, args: Json, _context, info) => answer(await one(null, args, statusOf(args), info))
   } else if (names.find !== null) {
     const list = async (args: Json, info: GraphQLResolveInfo): Promise<{ documents: Json[], page: () => unknown }> => {
-      const ctx = plan(info, scope(info))
       const window = resolveWindow(args.pagination as any, deps.defaultLimit, deps.amountLimit)
-      const level = planRoot(ctx, model, info)
-      const { documents, total } = await deps.reader.list(model, level, {
-        filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
-      }, window, ctx)
+      const read = deps.reader.cached(info.fieldNodes[0], readKey(info, ''), () => {
+        const ctx = plan(info, scope(info))
+        return deps.reader.compileList(model, planRoot(ctx, model, info), {
+          filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
+        }, window, ctx)
+      })
+      const { documents, total } = await deps.reader.list(read)
       capped(documents, deps.amountLimit, info)
       return { documents, page: () => pageInfo(window, total ?? 0) }
     }
