@@ -7,6 +7,8 @@ import { LruCache } from '../compiler/cache.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
 import { ROLE_UID, USER_UID } from './models.js'
 
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
+
 /** A user as the auth routes and access checks need it (never the password hash). */
 export interface AuthUser {
   id: number
@@ -96,11 +98,14 @@ export class Authenticator {
     const token = bearerToken(header)
     if (token === null) return { kind: 'public' }
     let userId: number | null = null
-    try {
-      const payload = this.jwt.verify<{ id?: unknown }>(token)
-      if (typeof payload.id === 'number') userId = payload.id
-    } catch {
-      // Not one of our JWTs (or expired): it may be an API token.
+    // API keys are hex: only a three-part token can be a JWT, so keys skip the failing verify.
+    if (JWT_SHAPE.test(token)) {
+      try {
+        const payload = this.jwt.verify<{ id?: unknown }>(token)
+        if (typeof payload.id === 'number') userId = payload.id
+      } catch {
+        // Not one of our JWTs (or expired): it may be an API token.
+      }
     }
     if (userId !== null) {
       const user = await this.#cachedUser(userId)

@@ -45,7 +45,9 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
   await app.register(fastifyJwt, {
     secret: options.auth.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: options.auth.jwtExpiresIn },
-    verify: { algorithms: ['HS256'] }
+    // fast-jwt caches verified tokens (bounded, and never past their expiry): a client's JWT is
+    // checked once, not on every request.
+    verify: { algorithms: ['HS256'], cache: 1000 }
   })
   options.auth.authenticator.useJwt(app.jwt)
   await authRoutes(app, { ...options.auth, access: options.access, documents: options.documents })
