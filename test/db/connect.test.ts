@@ -23,7 +23,8 @@ t.setTimeout(300_000)
 const ARTICLE_ACTIONS = ['find', 'findOne', 'create'].map((action) => `api::article.article.${action}`)
 
 async function start (db: DatabaseOption): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false })
+  // Booting embedded PGlite can take longer than Fastify's 10 s plugin timeout on a loaded machine.
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   await app.register(contentApi, { models: [article], db, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789' } })
   await app.ready()
   await app.contentApi.permissions.grant('public', ARTICLE_ACTIONS)

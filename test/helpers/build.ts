@@ -31,7 +31,8 @@ export function contentActions (app: FastifyInstance): string[] {
 export async function build (t: Teardown, options: BuildOptions, setup?: (app: FastifyInstance) => Promise<void> | void): Promise<Built> {
   const { publicAccess = true, ...pluginOptions } = options
   const database = await createTestDatabase()
-  const app = Fastify({ logger: false })
+  // Booting embedded PGlite can take longer than Fastify's 10 s plugin timeout on a loaded machine.
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => {
     await app.close()
     await database.drop()
