@@ -14,7 +14,7 @@ import { article, homepage } from './fixtures/models.js'
 
 /** Registers the plugin with `options` and returns the error `ready()` rejects with. */
 async function rejection (t: { teardown (fn: () => Promise<void>): void }, options: unknown): Promise<{ err: unknown, app: ReturnType<typeof Fastify> }> {
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await app.close().catch(() => {}) })
   app.register(contentApi, options as ContentApiOptions)
   try {
@@ -117,7 +117,7 @@ t.test('bad db values', async (t) => {
 t.test('an app with bad options never starts and touches nothing', async (t) => {
   const database = await createTestDatabase()
   t.teardown(() => database.drop())
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await app.close().catch(() => {}) })
   app.register(contentApi, { models: [article], db: database.db, rest: { defaultLimit: 0 } })
   await t.rejects(async () => { await app.ready() }, ConfigurationError)
@@ -131,7 +131,7 @@ t.test('an app with bad options never starts and touches nothing', async (t) => 
 t.test('invalid models fail the same way, before anything is touched', async (t) => {
   const database = await createTestDatabase()
   t.teardown(() => database.drop())
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await app.close().catch(() => {}) })
   app.register(contentApi, { models: [{ ...article, attributes: { title: { type: 'strin' } } }] as any, db: database.db })
   const err = await app.ready().then(() => null, (e: unknown) => e)
@@ -182,7 +182,7 @@ t.test('rest options', async (t) => {
 t.test('schemaSync and query options', async (t) => {
   const database = await createTestDatabase()
   t.teardown(() => database.drop())
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(() => app.close())
   await app.register(contentApi, { models: [article], db: database.db, schemaSync: { mode: 'dryRun' } })
   await app.ready()

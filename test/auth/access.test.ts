@@ -332,7 +332,7 @@ t.test('permission changes apply without a restart', async (t) => {
 })
 
 t.test('another instance sees permission changes within the cache TTL', async (t) => {
-  const second = Fastify({ logger: false })
+  const second = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await second.close() })
   await second.register(contentApi, { models, db: database.connectAgain(), auth: { jwtSecret: JWT_SECRET, apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false } })
   await second.ready()

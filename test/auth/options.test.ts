@@ -36,7 +36,7 @@ async function start (t: { teardown: (fn: () => Promise<void>) => void }, auth: 
       done()
     }
   })
-  const app = Fastify({ logger: { level: 'warn', stream } })
+  const app = Fastify({ logger: { level: 'warn', stream }, pluginTimeout: 120_000 })
   t.teardown(async () => {
     await app.close()
     await database.drop()
@@ -49,7 +49,7 @@ async function start (t: { teardown: (fn: () => Promise<void>) => void }, auth: 
 async function failure (auth: ContentApiOptions['auth']): Promise<unknown> {
   return await withNodeEnv('production', async () => {
     const database = await createTestDatabase()
-    const app = Fastify({ logger: false })
+    const app = Fastify({ logger: false, pluginTimeout: 120_000 })
     try {
       await app.register(contentApi, { models: [], db: database.db, ...(auth === undefined ? {} : { auth }) })
       await app.ready()

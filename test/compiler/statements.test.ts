@@ -63,7 +63,7 @@ class StatementCounter implements KyselyPlugin {
 async function buildCounted (t: { teardown (fn: () => Promise<void>): void }): Promise<{ app: FastifyInstance, counter: StatementCounter }> {
   const database = await createTestDatabase()
   const counter = new StatementCounter()
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => {
     await app.close()
     await database.drop()

@@ -539,7 +539,7 @@ t.test('an invalid fallback configuration is a ConfigurationError', async (t) =>
     ['an empty locale code', { locales: ['en', 'fr'], defaultLocale: 'en', fallbacks: { fr: [''] } }, /i18n\.fallbacks/]
   ]
   for (const [name, i18n, message] of cases) {
-    const app = Fastify()
+    const app = Fastify({ pluginTimeout: 120_000 })
     t.teardown(async () => { await app.close().catch(() => {}) })
     const err = await app.register(contentApi, { models, i18n: i18n as any, schemaSync: { mode: 'off' } }).ready().then(() => null, (e: unknown) => e)
     t.type(err, ConfigurationError, name)

@@ -14,7 +14,7 @@ import { article, everything, homepage, seo } from '../fixtures/models.js'
 
 /** Registers the plugin with these models; returns the problems of the ConfigurationError it fails with. */
 async function modelProblems (t: { teardown (fn: () => Promise<void>): void }, models: unknown[], components: Record<string, unknown> = {}): Promise<string[]> {
-  const app = Fastify({ logger: false })
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await app.close().catch(() => {}) })
   app.register(contentApi, { models: models as ContentTypeSchema[], components: components as Record<string, ComponentSchema>, schemaSync: { mode: 'off' } })
   const err = await app.ready().then(() => null, (e: unknown) => e)
