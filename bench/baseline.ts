@@ -2,17 +2,30 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type pg from 'pg'
 
 /**
- * The hand-written baseline: Fastify and node-postgres, no plugin, no query builder. It sends
- * PostgreSQL the very statements the plugin's compiler produces for the benchmark's requests
- * (run.ts checks the text and parameters against what the plugin sends, before measuring) and
- * wraps the JSON PostgreSQL renders in the response envelope by string concatenation: the best a
- * careful developer would write by hand for these two endpoints, with no generality to pay for.
+ * The hand-written baseline: Fastify and node-postgres, no plugin, no query builder, no access
+ * check. It sends PostgreSQL the very statements the plugin's compiler produces for the
+ * benchmark's requests (run.ts checks the text and parameters against what the plugin sends,
+ * before measuring) and wraps the JSON PostgreSQL renders in the response envelope by string
+ * concatenation: the best a careful developer would write by hand for these two endpoints, with
+ * no generality to pay for.
  */
 
-const ISO = '\'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\''
-const COLUMNS = [
-  '"t"."id" as "id"',
-  '"t"."document_id" as "documentId"',
+/** How the API renders timestamps: ISO 8601 in UTC with milliseconds. */
+const iso = (column: string): string => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** `id`, `documentId`, the attributes, then the three timestamps, of the row aliased `a`. */
+function columns (a: string, attributes: string[]): string {
+  return [
+    `"${a}"."id" as "id"`,
+    `"${a}"."document_id" as "documentId"`,
+    ...attributes,
+    `${iso(`"${a}"."created_at"`)} as "createdAt"`,
+    `${iso(`"${a}"."updated_at"`)} as "updatedAt"`,
+    `${iso(`"${a}"."published_at"`)} as "publishedAt"`
+  ].join(', ')
+}
+
+const ARTICLE = columns('t', [
   '"t"."title" as "title"',
   '"t"."slug" as "slug"',
   '"t"."summary" as "summary"',
@@ -20,11 +33,32 @@ const COLUMNS = [
   '"t"."rating" as "rating"',
   '"t"."featured" as "featured"',
   '"t"."publish_date"::text as "publishDate"',
-  '"t"."kind" as "kind"',
-  `to_char("t"."created_at" at time zone 'UTC', ${ISO}) as "createdAt"`,
-  `to_char("t"."updated_at" at time zone 'UTC', ${ISO}) as "updatedAt"`,
-  `to_char("t"."published_at" at time zone 'UTC', ${ISO}) as "publishedAt"`
-].join(', ')
+  '"t"."kind" as "kind"'
+])
+
+/**
+ * `populate[category]=true`: the article's category as one JSON object (or null), read through
+ * the link table. `n` numbers the statement's aliases (r, l, v), which the compiler counts
+ * across the whole statement: the first populated relation uses 1-3, the second 4-6.
+ */
+function category (n: number): string {
+  const [r, l, v] = [`r${n}`, `l${n + 1}`, `v${n + 2}`]
+  return `(select row_to_json("${v}") from "categories" as "${r}" join "articles_category_lnk" as "${l}" on "${l}"."category_id" = "${r}"."id" ` +
+    `cross join lateral (select ${columns(r, [`"${r}"."name" as "name"`, `"${r}"."description" as "description"`])}) as "${v}" ` +
+    `where "${l}"."article_id" = "t"."id" order by "${l}"."id" asc limit 1) as "category"`
+}
+
+/** `populate[authors]=true`: the article's authors as a JSON array, in their stored order. */
+function authors (n: number): string {
+  const [r, l, v] = [`r${n}`, `l${n + 1}`, `v${n + 2}`]
+  return '(select coalesce(json_agg(q.doc order by "q"."o0" asc nulls last, "q"."o1" asc), \'[]\'::json) from (' +
+    `select row_to_json("${v}") as doc, "${l}"."author_ord" as "o0", "${l}"."id" as "o1" ` +
+    `from "authors" as "${r}" join "articles_authors_lnk" as "${l}" on "${l}"."author_id" = "${r}"."id" ` +
+    `cross join lateral (select ${columns(r, [`"${r}"."name" as "name"`, `"${r}"."email" as "email"`])}) as "${v}" ` +
+    `where "${l}"."article_id" = "t"."id" order by "${l}"."author_ord" asc nulls last, "${l}"."id" asc) as q) as "authors"`
+}
+
+const RELATIONS: Record<string, (n: number) => string> = { category, authors }
 
 /** Sortable columns of the list endpoint: API name to column. */
 const SORTABLE: Record<string, string> = { title: 'title', views: 'views', publishDate: 'publish_date', id: 'id' }
@@ -34,6 +68,8 @@ export interface Statement { text: string, values: unknown[] }
 export interface ListRequest {
   viewsGt: number | null
   sort: { column: string, direction: 'asc' | 'desc' } | null
+  /** Relations to populate, in the order the query string names them. */
+  populate: string[]
   page: number
   pageSize: number
 }
@@ -41,22 +77,29 @@ export interface ListRequest {
 const listTexts = new Map<string, string>()
 
 /**
- * One page and its total in one statement (the count runs only when the page is full), exactly
- * as the compiler writes it, parameter numbering included.
+ * One page and its total in one statement, exactly as the compiler writes it, parameter
+ * numbering and line breaks included: the page's ids (and sort key) first, then only those rows
+ * rendered as JSON, with their populated relations as correlated sub-selects; the total is
+ * counted only when the page is full (a short page tells it).
  */
 export function listStatement (request: ListRequest): Statement {
-  const { viewsGt, sort, page, pageSize } = request
+  const { viewsGt, sort, populate, page, pageSize } = request
   const start = (page - 1) * pageSize
-  const key = `${viewsGt !== null}|${sort?.column ?? ''}|${sort?.direction ?? ''}`
+  const key = `${viewsGt !== null}|${sort?.column ?? ''}|${sort?.direction ?? ''}|${populate.join(',')}`
   let text = listTexts.get(key)
   if (text === undefined) {
     const filtered = viewsGt !== null
     const n = filtered ? 1 : 0
     const where = filtered ? '"t"."views" > $1' : 'true'
-    const order = sort === null ? '"t"."id" asc' : `"t"."${sort.column}" ${sort.direction}, "t"."id" asc`
+    const keys = sort === null ? '' : `, "t"."${sort.column}" as "s0"`
+    const order = sort === null ? '"t"."id" asc' : `"s0" ${sort.direction}, "t"."id" asc`
+    const pageOrder = sort === null ? '"page"."__id" asc' : `"page"."s0" ${sort.direction}, "page"."__id" asc`
+    const related = populate.map((name, i) => `, ${RELATIONS[name](1 + 3 * i)}`).join('')
     const countWhere = filtered ? `"t"."views" > $${n + 6}` : 'true'
-    text = `with "page" as (select ${COLUMNS} from "articles" as "t" where ${where} order by ${order} limit $${n + 1} offset $${n + 2}) ` +
-      'select (select \'[\' || coalesce(string_agg(row_to_json("page")::text, \',\'), \'\') || \']\' from "page") as "data", ' +
+    text = `with "page" as (select "t"."id" as "__id"${keys} from "articles" as "t" where ${where} order by ${order} limit $${n + 1} offset $${n + 2}) ` +
+      `select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${pageOrder}), '') || ']'\n` +
+      '    from "page" join "articles" as "t" on "t"."id" = "page"."__id"\n' +
+      `    cross join lateral (select ${ARTICLE}${related}) as d) as "data", ` +
       `(select case when n.c < $${n + 3}::int and (n.c > 0 or $${n + 4}::int = 0) then $${n + 5}::int + n.c ` +
       `else ((select count(*)::int as "count" from "articles" as "t" where ${countWhere})) end ` +
       'from (select count(*)::int as c from "page") as n) as "total"'
@@ -66,7 +109,7 @@ export function listStatement (request: ListRequest): Statement {
   return { text, values: viewsGt === null ? window : [viewsGt, ...window, viewsGt] }
 }
 
-const ONE_TEXT = `select row_to_json(r)::text as "data" from (select ${COLUMNS} from "articles" as "t" where true and "t"."document_id" = $1 order by "t"."id" asc limit $2) as "r"`
+const ONE_TEXT = `select row_to_json(r)::text as "data" from (select ${ARTICLE} from "articles" as "t" where true and "t"."document_id" = $1 order by "t"."id" asc limit $2) as "r"`
 
 export function oneStatement (documentId: string): Statement {
   return { text: ONE_TEXT, values: [documentId, 1] }
@@ -77,7 +120,10 @@ function positiveInt (value: string | undefined, fallback: number): number {
   return Number.isInteger(n) && n >= 1 ? n : fallback
 }
 
-/** Reads the list request from Fastify's flat query object (`filters[views][$gt]`, `sort`, `pagination[...]`). */
+/**
+ * Reads the list request from Fastify's flat query object (`filters[views][$gt]`, `sort`,
+ * `pagination[...]`, `populate[category]=true`, `populate[authors]=true`).
+ */
 export function parseListQuery (query: Record<string, string | undefined>): ListRequest {
   const gt = query['filters[views][$gt]']
   const viewsGt = gt === undefined || gt === '' || !Number.isFinite(Number(gt)) ? null : Number(gt)
@@ -87,9 +133,15 @@ export function parseListQuery (query: Record<string, string | undefined>): List
     const column = SORTABLE[name]
     if (column !== undefined) sort = { column, direction: direction.toLowerCase() === 'desc' ? 'desc' : 'asc' }
   }
+  const populate: string[] = []
+  for (const [key, value] of Object.entries(query)) {
+    const name = /^populate\[(\w+)\]$/.exec(key)?.[1]
+    if (name !== undefined && value === 'true' && Object.hasOwn(RELATIONS, name) && !populate.includes(name)) populate.push(name)
+  }
   return {
     viewsGt,
     sort,
+    populate,
     page: positiveInt(query['pagination[page]'], 1),
     pageSize: Math.min(positiveInt(query['pagination[pageSize]'], 25), 100)
   }

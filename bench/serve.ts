@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import contentApi from '../lib/index.js'
-import { article } from './article.js'
+import { models } from './article.js'
 import { buildBaseline } from './baseline.js'
 
 /**
@@ -13,6 +13,12 @@ import { buildBaseline } from './baseline.js'
  */
 
 export const POOL_SIZE = 10
+
+/**
+ * Fixed secrets: production requires them, and generated ones would only add a warning. No request
+ * of the benchmark carries credentials; every one is checked against the public role's grants.
+ */
+export const AUTH = { jwtSecret: 'bench-jwt-secret-0123456789abcdef', apiTokenSalt: 'bench-api-token-salt-0123456789abcdef' }
 
 export function benchPool (connectionString: string): pg.Pool {
   return new pg.Pool({ connectionString, max: POOL_SIZE, options: '-c search_path=bench' })
@@ -26,7 +32,7 @@ export async function buildOurs (connectionString: string, log?: (sql: string, p
   const app = Fastify({ logger: false })
   // The plugin never destroys a Kysely instance it was given.
   app.addHook('onClose', async () => { await db.destroy() })
-  await app.register(contentApi, { models: [article], db })
+  await app.register(contentApi, { models, db, auth: AUTH })
   return app
 }
 
