@@ -12,7 +12,9 @@ type Schema = Record<string, any>
 
 /** The paths of the content-type routes (the auth routes are documented too, and tested elsewhere). */
 const contentPaths = (spec: Schema, prefix = '/api'): string[] =>
-  Object.keys(spec.paths).filter((p) => !p.startsWith(`${prefix}/auth/`) && !p.startsWith(`${prefix}/users`) && !p.startsWith(`${prefix}/upload`)).sort()
+  Object.keys(spec.paths)
+    .filter((p) => p !== '/graphql' && !p.startsWith(`${prefix}/auth/`) && !p.startsWith(`${prefix}/users`) && !p.startsWith(`${prefix}/upload`))
+    .sort()
 
 const methodsOf = (item: Schema): string[] => Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'].includes(k)).sort()
 const json = (content: Schema | undefined): Schema => content?.['application/json']?.schema
