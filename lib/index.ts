@@ -106,7 +106,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
       jwtExpiresIn: options.auth.jwtExpiresIn
     }
   })
-  contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
+  contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
 }
 

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { DocumentService, QueryParams } from '../documents/service.js'
@@ -21,6 +22,7 @@ export interface UploadDeps {
   documents: (uid: string) => DocumentService
   access: AccessControl
   options: ResolvedOptions
+  db: Kysely<any>
 }
 
 /**
@@ -82,7 +84,7 @@ export async function registerUpload (app: FastifyInstance, deps: UploadDeps): P
   if (provider.close !== undefined) app.addHook('onClose', async () => { await provider.close!() })
   const service = new UploadService({
     // The plugin decorates `contentApi` before registering the upload module.
-    db: app.contentApi.db,
+    db: deps.db,
     registry: deps.registry,
     files: deps.documents(FILE_UID),
     provider,
