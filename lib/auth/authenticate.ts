@@ -8,6 +8,7 @@ import type { ApiToken, ApiTokenService } from './api-tokens.js'
 import { ROLE_UID, USER_UID } from './models.js'
 
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
+const PUBLIC: Principal = Object.freeze({ kind: 'public' })
 
 /** A user as the auth routes and access checks need it (never the password hash). */
 export interface AuthUser {
@@ -55,6 +56,8 @@ export class Authenticator {
    */
   readonly #users = new LruCache<number, { at: number, user: AuthUser | null }>(10_000)
   readonly #tokensByKey = new LruCache<string, { at: number, token: ApiToken | null }>(10_000)
+  /** Resolved callers by bearer token, so a repeat caller skips verification and lookups entirely. */
+  readonly #principals = new LruCache<string, { at: number, expiresAt: number | null, principal: Principal }>(10_000)
   readonly #ttlMs: number
   #jwt: JWT | null = null
 
@@ -96,7 +99,19 @@ export class Authenticator {
 
   async #resolve (header: string | undefined): Promise<Principal> {
     const token = bearerToken(header)
-    if (token === null) return { kind: 'public' }
+    if (token === null) return PUBLIC
+    const now = Date.now()
+    const hit = this.#principals.get(token)
+    if (hit !== undefined && now - hit.at < this.#ttlMs && (hit.expiresAt === null || hit.expiresAt > now)) return hit.principal
+    const principal = await this.#verify(token)
+    const expiresAt = principal.kind === 'token'
+      ? (principal.token.expiresAt === null ? null : Date.parse(principal.token.expiresAt))
+      : (this.jwt.decode<{ exp?: number }>(token)?.exp ?? 0) * 1000 || null
+    this.#principals.set(token, { at: now, expiresAt, principal })
+    return principal
+  }
+
+  async #verify (token: string): Promise<Principal> {
     let userId: number | null = null
     // API keys are hex: only a three-part token can be a JWT, so keys skip the failing verify.
     if (JWT_SHAPE.test(token)) {
@@ -136,10 +151,16 @@ export class Authenticator {
   }
 
   /** Forget cached users (a user was written: blocked, deleted, given another role...). */
-  forgetUsers (): void { this.#users.clear() }
+  forgetUsers (): void {
+    this.#users.clear()
+    this.#principals.clear()
+  }
 
   /** Forget cached API tokens (one was revoked or regenerated). */
-  forgetTokens (): void { this.#tokensByKey.clear() }
+  forgetTokens (): void {
+    this.#tokensByKey.clear()
+    this.#principals.clear()
+  }
 
   /** A user with the type of their role, or null. */
   async findUser (id: number): Promise<AuthUser | null> {
