@@ -19,8 +19,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The content type and action a content-API route serves, read by the access check. */
     contentApi?: AccessRequest
-    /** The route's model, for response shaping (the v4 format). */
-    contentApiModel?: { model: ContentType, registry: Registry }
   }
 }
 
@@ -31,11 +29,6 @@ const doc = (schema: DocumentedSchema): FastifySchema => schema
 const ROUTED_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
 
 const errors = { 400: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
-
-function send (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply {
-  const { model, registry } = request.routeOptions.config.contentApiModel!
-  return reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, registry) : body)
-}
 
 /**
  * The write payload `{ data: {...} }`. Like Strapi, a missing or non-object `data` is "Missing
@@ -72,15 +65,20 @@ export interface RouteContext {
 export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext): void {
   const service = ctx.documents(model.uid)
   const tags = [model.displayName]
-  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name }, contentApiModel: { model, registry: ctx.registry } })
-  const guard = async (request: FastifyRequest): Promise<void> => {
-    const draft = (request.query as { status?: unknown }).status === 'draft'
-    request.contentApiGrant = await ctx.access.check(request, { ...request.routeOptions.config.contentApi!, draft })
-  }
+  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
+  const send = (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply =>
+    reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body)
 
   const routes: Array<{ url: string, methods: HTTPMethods[] }> = []
   const route = (method: HTTPMethods, url: string, options: Omit<RouteOptions, 'method' | 'url'>): void => {
+    // The action is known now; reading it back from `request.routeOptions` would rebuild that
+    // object on every request.
+    const access = options.config!.contentApi!
+    const guard = async (request: FastifyRequest): Promise<void> => {
+      const draft = (request.query as { status?: unknown }).status === 'draft'
+      request.contentApiGrant = await ctx.access.check(request, { ...access, draft })
+    }
     app.route({ ...options, method, url, preHandler: guard })
     const entry = routes.find((r) => r.url === url)
     if (entry === undefined) routes.push({ url, methods: [method] })

@@ -1,8 +1,8 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import contentApi from '../../lib/index.js'
 import { createTestDatabase } from '../helpers/database.js'
+import { isAuthLookup, StatementCounter } from '../helpers/statements.js'
 import { oracleOptions } from '../fixtures/oracle/models.js'
 import { seedOracle } from '../fixtures/oracle/seed.js'
 
@@ -12,53 +12,6 @@ import { seedOracle } from '../fixtures/oracle/seed.js'
  * however many rows come back. The plugin's database is the test database's Kysely wrapped with
  * a plugin that sees every query Kysely executes (raw `sql` included), so nothing can slip past.
  */
-
-/** The tables a statement reads or writes, found anywhere in its operation tree (raw SQL included). */
-function tablesOf (node: unknown, into = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) {
-    for (const item of node) tablesOf(item, into)
-  } else if (typeof node === 'object' && node !== null) {
-    const record = node as Record<string, unknown>
-    if (record.kind === 'TableNode') {
-      const name = (record.table as { identifier?: { name?: unknown } } | undefined)?.identifier?.name
-      if (typeof name === 'string') into.add(name)
-    }
-    for (const value of Object.values(record)) tablesOf(value, into)
-  }
-  return into
-}
-
-/**
- * The access check reads a role's permissions from `up_permissions` at most once per cache TTL
- * (lib/auth/permissions.ts); such a statement is the auth layer's, not the request's query.
- */
-const isPermissionLookup = (statement: Statement): boolean => statement.tables.includes('up_permissions')
-
-interface Statement { kind: string, tables: string[] }
-
-/** Records every statement executed through the Kysely it is plugged into. */
-class StatementCounter implements KyselyPlugin {
-  readonly #pending = new Map<unknown, Statement>()
-  executed: Statement[] = []
-
-  transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
-    this.#pending.set(args.queryId, { kind: args.node.kind, tables: [...tablesOf(args.node)].sort() })
-    return args.node
-  }
-
-  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'unknown', tables: [] })
-    this.#pending.delete(args.queryId)
-    return args.result
-  }
-
-  /** The statements `fn` ran, the access check's cached permission lookup left out. */
-  async during (fn: () => Promise<unknown>): Promise<Statement[]> {
-    this.executed = []
-    await fn()
-    return this.executed.filter((s) => !isPermissionLookup(s))
-  }
-}
 
 async function buildCounted (t: { teardown (fn: () => Promise<void>): void }): Promise<{ app: FastifyInstance, counter: StatementCounter }> {
   const database = await createTestDatabase()
@@ -91,7 +44,7 @@ t.test('the counter sees every statement, writes included', async (t) => {
   })
   t.ok(written.length > 1, `a create runs several statements in its transaction (${written.length})`)
   t.ok(written.some((s) => s.kind === 'InsertQueryNode' && s.tables.includes('categories')), 'the insert is seen')
-  t.ok(written.every((s) => !isPermissionLookup(s)), 'permission lookups are not counted')
+  t.ok(written.every((s) => !isAuthLookup(s)), 'permission lookups are not counted')
 })
 
 t.test('one statement per read request, whatever the populate depth', async (t) => {

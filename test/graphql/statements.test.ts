@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import { StatementCounter } from '../helpers/statements.js'
 import { buildGraphql, FULL_TOKEN } from './helpers.js'
 
 /**
@@ -8,42 +8,9 @@ import { buildGraphql, FULL_TOKEN } from './helpers.js'
  * is recorded (the access check's cached permission lookup aside).
  */
 
-interface Statement { kind: string, tables: string[] }
-
-function tablesOf (node: unknown, into = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) for (const item of node) tablesOf(item, into)
-  else if (typeof node === 'object' && node !== null) {
-    const record = node as Record<string, any>
-    if (record.kind === 'TableNode' && typeof record.table?.identifier?.name === 'string') into.add(record.table.identifier.name)
-    for (const value of Object.values(record)) tablesOf(value, into)
-  }
-  return into
-}
-
-class Counter implements KyselyPlugin {
-  readonly #pending = new Map<unknown, Statement>()
-  executed: Statement[] = []
-  transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
-    this.#pending.set(args.queryId, { kind: args.node.kind, tables: [...tablesOf(args.node)].sort() })
-    return args.node
-  }
-
-  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'unknown', tables: [] })
-    this.#pending.delete(args.queryId)
-    return args.result
-  }
-
-  async during (fn: () => Promise<unknown>): Promise<Statement[]> {
-    this.executed = []
-    await fn()
-    return this.executed.filter((s) => !s.tables.includes('up_permissions') && !s.tables.includes('strapi_api_tokens'))
-  }
-}
-
 for (const format of ['entity', 'flat'] as const) {
   t.test(`${format}: one statement per root field, whatever the nesting`, async (t) => {
-    const counter = new Counter()
+    const counter = new StatementCounter()
     // The entity shape's wrappers (data, attributes) take two levels per relation: allow this query's depth.
     const { gql } = await buildGraphql(t, { format, depthLimit: 20 }, undefined, (db) => db.withPlugin(counter))
     const deep = format === 'entity'
