@@ -12,6 +12,7 @@ import type { AccessControl, AccessScope } from './access.js'
 import type { Authenticator, AuthUser } from './authenticate.js'
 import { ROLE_UID, USER_UID } from './models.js'
 import type { UserStore } from './users.js'
+import { checkLogin, registerUser } from './accounts.js'
 
 export interface AuthRoutesOptions {
   access: AccessControl
@@ -46,6 +47,7 @@ const json = (reply: FastifyReply, status: number, body: unknown): FastifyReply 
  */
 export async function authRoutes (app: FastifyInstance, { access, credentials, authenticator, documents, options, locales }: AuthRoutesOptions): Promise<void> {
   const users = documents(USER_UID)
+  const accounts = { credentials, documents, options }
   const limited = options.rateLimit === false ? {} : { rateLimit: { max: options.rateLimit.max, timeWindow: options.rateLimit.timeWindow } }
   if (options.rateLimit !== false) {
     await app.register(rateLimit, {
@@ -96,12 +98,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     limit: true,
     handler: async (request, reply) => {
       const { identifier, password } = requireStrings(request.body, ['identifier', 'password'])
-      const found = await credentials.findCredentials(identifier)
-      if (found === null || found.password === null || !(await verifyPassword(password, found.password))) {
-        throw new ValidationError('Invalid identifier or password')
-      }
-      if (options.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')
-      if (found.blocked) throw new ApplicationError('Your account has been blocked by an administrator')
+      const found = await checkLogin(accounts, identifier, password)
       return json(reply, 200, { jwt: authenticator.issue(found), user: await userJson(found.id) })
     }
   })
@@ -118,19 +115,10 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       const extra = Object.keys(body).filter((key) => !allowed.has(key))
       if (extra.length > 0) throw new ValidationError(`Invalid parameters: ${extra.join(', ')}`)
       const { username, email, password } = requireStrings(body, ['username', 'email', 'password'])
-      if (Buffer.byteLength(password) > 72) throw new ValidationError('Password must be less than 73 bytes')
-      const lowered = email.toLowerCase()
-      if (await credentials.findCredentials(lowered) !== null || await credentials.findCredentials(username) !== null) {
-        throw new ApplicationError('Email or Username are already taken')
-      }
-      const role = await documents(ROLE_UID).findFirst({ filters: { type: options.register.defaultRole } })
-      if (role === null) throw new ApplicationError('Impossible to find the default role')
       const confirmed = !options.register.emailConfirmation
-      const created = await users.create({
-        data: { ...body, username, email: lowered, password, provider: 'local', confirmed, blocked: false, role: role.documentId }
-      })
+      const created = await registerUser(accounts, { username, email, password, extra: body }, confirmed)
       if (!confirmed) {
-        await sendConfirmation(request, created.id as number, lowered)
+        await sendConfirmation(request, created.id, email.toLowerCase())
         return json(reply, 200, { user: await userJson(created.id) })
       }
       return json(reply, 200, { jwt: authenticator.issue(created), user: await userJson(created.id) })

@@ -2,11 +2,11 @@ import type { GraphQLFieldResolver } from 'graphql'
 import type { FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { Authenticator } from '../auth/authenticate.js'
-import { ROLE_UID, USER_UID } from '../auth/models.js'
+import { checkLogin, registerUser } from '../auth/accounts.js'
+import { USER_UID } from '../auth/models.js'
 import type { UserStore } from '../auth/users.js'
-import { verifyPassword } from '../documents/password.js'
 import type { DocumentService } from '../documents/service.js'
-import { ApplicationError, UnauthorizedError, ValidationError } from '../errors.js'
+import { ApplicationError, UnauthorizedError } from '../errors.js'
 import type { ResolvedOptions } from '../options.js'
 import type { DefaultAuth } from './wrap.js'
 
@@ -57,6 +57,7 @@ export interface UsersPermissionsDeps {
 export function usersPermissionsResolvers (deps: UsersPermissionsDeps): { Query: Record<string, Resolver>, Mutation: Record<string, Resolver> } {
   const users = deps.documents(USER_UID)
   const auth = deps.options.auth
+  const accounts = { credentials: deps.credentials, documents: deps.documents, options: auth }
   const payloadUser = async (id: number): Promise<Json> => ({ ...await users.findFirst({ filters: { id } }), role: null })
 
   return {
@@ -71,31 +72,17 @@ export function usersPermissionsResolvers (deps: UsersPermissionsDeps): { Query:
     Mutation: {
       login: async (_root, { input }: { input: Json }) => {
         const { identifier, password } = input as { identifier: string, password: string }
-        const found = await deps.credentials.findCredentials(identifier)
-        if (found === null || found.password === null || !(await verifyPassword(password, found.password))) {
-          throw new ValidationError('Invalid identifier or password')
-        }
-        if (auth.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')
-        if (found.blocked) throw new ApplicationError('Your account has been blocked by an administrator')
+        const found = await checkLogin(accounts, identifier, password)
         return { jwt: deps.authenticator.issue(found), user: await payloadUser(found.id) }
       },
       register: async (_root, { input }: { input: Json }) => {
         if (!auth.register.enabled) throw new ApplicationError('Register action is currently disabled')
         const { username, email, password } = input as { username: string, email: string, password: string }
-        if (Buffer.byteLength(password) > 72) throw new ValidationError('Password must be less than 73 bytes')
-        const lowered = email.toLowerCase()
-        if (await deps.credentials.findCredentials(lowered) !== null || await deps.credentials.findCredentials(username) !== null) {
-          throw new ApplicationError('Email or Username are already taken')
-        }
-        const role = await deps.documents(ROLE_UID).findFirst({ filters: { type: auth.register.defaultRole } })
-        if (role === null) throw new ApplicationError('Impossible to find the default role')
         if (auth.register.emailConfirmation) {
           // Confirmation mails are the REST flow's (it holds the templates and codes): register there.
           throw new ApplicationError('Registration with email confirmation goes through POST /api/auth/local/register')
         }
-        const created = await users.create({
-          data: { username, email: lowered, password, provider: 'local', confirmed: true, blocked: false, role: role.documentId }
-        })
+        const created = await registerUser(accounts, { username, email, password }, true)
         return { jwt: deps.authenticator.issue(created), user: await payloadUser(created.id) }
       }
     }

@@ -1,0 +1,46 @@
+import { ApplicationError, ValidationError } from '../errors.js'
+import type { Document, DocumentService } from '../documents/service.js'
+import { verifyPassword } from '../documents/password.js'
+import type { ResolvedOptions } from '../options.js'
+import { ROLE_UID, USER_UID } from './models.js'
+import type { Credentials, UserStore } from './users.js'
+
+/**
+ * Strapi's local-account rules, shared by the REST auth routes and the GraphQL `login` and
+ * `register` mutations so the two answer alike.
+ */
+export interface AccountDeps {
+  credentials: UserStore
+  documents: (uid: string) => DocumentService
+  options: ResolvedOptions['auth']
+}
+
+/** The user an identifier and password sign in, or Strapi's errors (the same one for a wrong password and an unknown user). */
+export async function checkLogin (deps: AccountDeps, identifier: string, password: string): Promise<Credentials> {
+  const found = await deps.credentials.findCredentials(identifier)
+  if (found === null || found.password === null || !(await verifyPassword(password, found.password))) {
+    throw new ValidationError('Invalid identifier or password')
+  }
+  if (deps.options.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')
+  if (found.blocked) throw new ApplicationError('Your account has been blocked by an administrator')
+  return found
+}
+
+/**
+ * Creates a registered user with the default role: the password limit, a lower-cased email,
+ * email and username not yet taken. `extra` carries the `register.allowedFields` values.
+ */
+export async function registerUser (
+  deps: AccountDeps, input: { username: string, email: string, password: string, extra?: Record<string, unknown> }, confirmed: boolean
+): Promise<Document> {
+  if (Buffer.byteLength(input.password) > 72) throw new ValidationError('Password must be less than 73 bytes')
+  const email = input.email.toLowerCase()
+  if (await deps.credentials.findCredentials(email) !== null || await deps.credentials.findCredentials(input.username) !== null) {
+    throw new ApplicationError('Email or Username are already taken')
+  }
+  const role = await deps.documents(ROLE_UID).findFirst({ filters: { type: deps.options.register.defaultRole } })
+  if (role === null) throw new ApplicationError('Impossible to find the default role')
+  return await deps.documents(USER_UID).create({
+    data: { ...input.extra, username: input.username, email, password: input.password, provider: 'local', confirmed, blocked: false, role: role.documentId }
+  })
+}
