@@ -74,6 +74,12 @@ export class PermissionAccessControl implements AccessControl {
   readonly #authenticator: Authenticator
   readonly #store: PermissionStore
   readonly #draftsRequirePermission: boolean
+  /**
+   * Decided grants (null: denied) per caller and action. A caller's principal object lives as
+   * long as its credentials are cached and its role's permission map until they change, so a
+   * repeat request costs two map lookups instead of deriving its scope again.
+   */
+  readonly #grants = new WeakMap<Principal, { permissions: RolePermissions | null, byAction: Map<string, AccessGrant | null> }>()
 
   constructor (authenticator: Authenticator, store: PermissionStore, options: { draftsRequirePermission: boolean }) {
     this.#authenticator = authenticator
@@ -85,65 +91,117 @@ export class PermissionAccessControl implements AccessControl {
     return await this.#authenticator.authenticate(request)
   }
 
-  /** The caller's permission for a full action: the permission, `true` (no limits), or null (denied). */
-  async #permission (principal: Principal, action: string): Promise<Permission | true | null> {
-    if (principal.kind === 'token') {
-      const { token } = principal
-      if (token.type === 'full-access') return true
-      if (token.type === 'read-only') return READ_ACTIONS.has(action.slice(action.lastIndexOf('.') + 1)) ? true : null
-      return token.permissions.includes(action) ? true : null
-    }
-    const role = principal.kind === 'user' ? principal.user.roleType : 'public'
-    if (role === null) return null
-    return (await this.#store.forRole(role)).get(action) ?? null
+  check (request: FastifyRequest, access: AccessRequest): Promise<AccessGrant> {
+    // The common case (a known caller, its role's permissions loaded) is decided without waiting:
+    // this runs on every request, and every await would add to its cost.
+    const principal = this.#authenticator.known(request)
+    const permissions = principal === undefined ? undefined : this.#loaded(principal)
+    if (principal === undefined || permissions === undefined) return this.#checkAfterLoading(request, access)
+    const grant = this.#decided(principal, permissions, access)
+    return grant === null ? Promise.reject(new ForbiddenError()) : Promise.resolve(grant)
   }
 
-  async check (request: FastifyRequest, access: AccessRequest): Promise<AccessGrant> {
+  async #checkAfterLoading (request: FastifyRequest, access: AccessRequest): Promise<AccessGrant> {
     const principal = await this.#authenticator.authenticate(request)
-    const action = access.uid === undefined ? access.action : `${access.uid}.${access.action}`
-    const permission = await this.#permission(principal, action)
-    if (permission === null) throw new ForbiddenError()
-    if (access.draft === true && this.#draftsRequirePermission && access.uid !== undefined) {
-      if (await this.#permission(principal, `${access.uid}.findDrafts`) === null) throw new ForbiddenError()
-    }
-    const limits = permission === true ? null : permission
-    const readable = await this.#readable(principal)
-    const conditions = limits?.conditions == null ? null : bindUser(limits.conditions, principal) as Record<string, unknown>
-    const fields = limits?.fields == null ? null : new Set(limits.fields)
-    return {
-      principal,
-      scope: {
-        conditions,
-        fields,
-        canRead: readable.all ? () => true : (uid) => readable.actions.has(readAction(uid)),
-        key: `${readable.fingerprint}|${conditions === null ? '' : JSON.stringify(conditions)}|${limits?.fields == null ? '' : limits.fields.join(',')}`
-      }
-    }
+    let permissions = this.#loaded(principal)
+    if (permissions === undefined) permissions = await this.#store.forRole(roleOf(principal)!)
+    const grant = this.#decided(principal, permissions, access)
+    if (grant === null) throw new ForbiddenError()
+    return grant
   }
 
-  /** The actions the caller holds (for `canRead`), with a fingerprint that changes when they do. */
-  async #readable (principal: Principal): Promise<{ all: boolean, actions: ReadonlySet<string>, fingerprint: string }> {
-    if (principal.kind === 'token') {
-      const { token } = principal
-      return token.type === 'custom'
-        ? { all: false, actions: new Set(token.permissions), fingerprint: `token:${token.id}:${token.permissions.join(',')}` }
-        : { all: true, actions: new Set(), fingerprint: `token:${token.type}` }
+  /** The permissions of the caller's role when loaded (null for API tokens), else undefined. */
+  #loaded (principal: Principal): RolePermissions | null | undefined {
+    const role = roleOf(principal)
+    return role === undefined ? null : role === null ? EMPTY : this.#store.loaded(role)
+  }
+
+  #decided (principal: Principal, permissions: RolePermissions | null, access: AccessRequest): AccessGrant | null {
+    let decided = this.#grants.get(principal)
+    if (decided?.permissions !== permissions) {
+      decided = { permissions, byAction: new Map() }
+      this.#grants.set(principal, decided)
     }
-    const role = principal.kind === 'user' ? principal.user.roleType : 'public'
-    if (role === null) return { all: false, actions: new Set(), fingerprint: 'none' }
-    const permissions = await this.#store.forRole(role)
-    let readable = readableByMap.get(permissions)
-    if (readable === undefined) {
-      const fingerprint = `role:${role}:${createHash('sha1').update(JSON.stringify([...permissions.values()])).digest('base64url')}`
-      readable = { all: false, actions: new Set(permissions.keys()), fingerprint }
-      readableByMap.set(permissions, readable)
+    const action = access.uid === undefined ? access.action : `${access.uid}.${access.action}`
+    const drafts = access.draft === true && this.#draftsRequirePermission && access.uid !== undefined
+    const key = drafts ? `${action}\0drafts` : action
+    let grant = decided.byAction.get(key)
+    if (grant === undefined) {
+      grant = decide(principal, permissions, action, drafts ? `${access.uid!}.findDrafts` : null)
+      decided.byAction.set(key, grant)
     }
-    return readable
+    return grant
   }
 }
 
+type RolePermissions = ReadonlyMap<string, Permission>
+const EMPTY: RolePermissions = new Map()
+
+/** The role whose permissions apply (null: a user without a role), or undefined for an API token. */
+function roleOf (principal: Principal): string | null | undefined {
+  if (principal.kind === 'token') return undefined
+  return principal.kind === 'user' ? principal.user.roleType : 'public'
+}
+
+/** The caller's permission for a full action: the permission, `true` (no limits), or null (denied). */
+function permissionFor (principal: Principal, permissions: RolePermissions | null, action: string): Permission | true | null {
+  if (principal.kind !== 'token') return permissions?.get(action) ?? null
+  const { token } = principal
+  if (token.type === 'full-access') return true
+  if (token.type === 'read-only') return READ_ACTIONS.has(action.slice(action.lastIndexOf('.') + 1)) ? true : null
+  return token.permissions.includes(action) ? true : null
+}
+
+/** The grant for an action (and, for drafts when they need it, the `findDrafts` action too), or null. */
+function decide (principal: Principal, permissions: RolePermissions | null, action: string, draftAction: string | null): AccessGrant | null {
+  const permission = permissionFor(principal, permissions, action)
+  if (permission === null) return null
+  if (draftAction !== null && permissionFor(principal, permissions, draftAction) === null) return null
+  const limits = permission === true ? null : permission
+  let conditions: Record<string, unknown> | null = null
+  if (limits?.conditions != null) {
+    try {
+      conditions = bindUser(limits.conditions, principal) as Record<string, unknown>
+    } catch (err) {
+      if (err instanceof ForbiddenError) return null
+      throw err
+    }
+  }
+  const readable = readableBy(principal, permissions)
+  return {
+    principal,
+    scope: {
+      conditions,
+      fields: limits?.fields == null ? null : new Set(limits.fields),
+      canRead: readable.all ? () => true : (uid) => readable.actions.has(readAction(uid)),
+      key: `${readable.fingerprint}|${conditions === null ? '' : JSON.stringify(conditions)}|${limits?.fields == null ? '' : limits.fields.join(',')}`
+    }
+  }
+}
+
+interface Readable { all: boolean, actions: ReadonlySet<string>, fingerprint: string }
+
+/** The actions the caller holds (for `canRead`), with a fingerprint that changes when they do. */
+function readableBy (principal: Principal, permissions: RolePermissions | null): Readable {
+  if (principal.kind === 'token') {
+    const { token } = principal
+    return token.type === 'custom'
+      ? { all: false, actions: new Set(token.permissions), fingerprint: `token:${token.id}:${token.permissions.join(',')}` }
+      : { all: true, actions: new Set(), fingerprint: `token:${token.type}` }
+  }
+  const role = roleOf(principal)
+  if (role === null || permissions === null) return { all: false, actions: new Set(), fingerprint: 'none' }
+  let readable = readableByMap.get(permissions)
+  if (readable === undefined) {
+    const fingerprint = `role:${role}:${createHash('sha1').update(JSON.stringify([...permissions.values()])).digest('base64url')}`
+    readable = { all: false, actions: new Set(permissions.keys()), fingerprint }
+    readableByMap.set(permissions, readable)
+  }
+  return readable
+}
+
 /** Computed once per loaded permission map (a reload, after a grant or revoke, is a new map). */
-const readableByMap = new WeakMap<ReadonlyMap<string, Permission>, { all: boolean, actions: ReadonlySet<string>, fingerprint: string }>()
+const readableByMap = new WeakMap<RolePermissions, Readable>()
 
 /** The permission that lets a caller read a content type (files are read through the upload plugin's). */
 export function readAction (uid: string): string {

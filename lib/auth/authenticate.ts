@@ -48,7 +48,8 @@ export class Authenticator {
   readonly #db: Kysely<any>
   readonly #tokens: ApiTokenService
   readonly #table: { table: string, link: { table: string, user: string, role: string }, roles: string }
-  readonly #cache = new WeakMap<FastifyRequest, Promise<Principal>>()
+  /** Callers still being resolved, per request, so that one request never resolves its caller twice. */
+  readonly #pending = new WeakMap<FastifyRequest, Promise<Principal>>()
   /**
    * Resolved users and API tokens, for `ttlMs`: without them every authenticated request would
    * cost one more query than an anonymous one. Writes to users and revoked or regenerated tokens
@@ -56,7 +57,10 @@ export class Authenticator {
    */
   readonly #users = new LruCache<number, { at: number, user: AuthUser | null }>(10_000)
   readonly #tokensByKey = new LruCache<string, { at: number, token: ApiToken | null }>(10_000)
-  /** Resolved callers by bearer token, so a repeat caller skips verification and lookups entirely. */
+  /**
+   * Resolved callers by `Authorization` header, so a repeat caller skips parsing, verification
+   * and lookups entirely: this is the whole cost of credentials on most requests.
+   */
   readonly #principals = new LruCache<string, { at: number, expiresAt: number | null, principal: Principal }>(10_000)
   readonly #ttlMs: number
   #jwt: JWT | null = null
@@ -88,26 +92,42 @@ export class Authenticator {
     return this.jwt.sign({ id: user.id })
   }
 
+  /** The request's caller; a bad, expired or unknown credential rejects with a 401. */
   authenticate (request: FastifyRequest): Promise<Principal> {
-    let principal = this.#cache.get(request)
+    const known = this.known(request)
+    if (known !== undefined) return Promise.resolve(known)
+    let principal = this.#pending.get(request)
     if (principal === undefined) {
-      principal = this.#resolve(request.headers.authorization)
-      this.#cache.set(request, principal)
+      principal = this.#resolve(request.headers.authorization!)
+      this.#pending.set(request, principal)
     }
     return principal
   }
 
-  async #resolve (header: string | undefined): Promise<Principal> {
+  /**
+   * The request's caller when it is known without waiting: nobody (no credentials), or a caller
+   * whose header was resolved within `ttlMs` and whose JWT or token has not expired since.
+   */
+  known (request: FastifyRequest): Principal | undefined {
+    const header = request.headers.authorization
+    if (header === undefined) return PUBLIC
+    const hit = this.#principals.get(header)
+    if (hit !== undefined) {
+      const now = Date.now()
+      if (now - hit.at < this.#ttlMs && (hit.expiresAt === null || hit.expiresAt > now)) return hit.principal
+    }
+    return bearerToken(header) === null ? PUBLIC : undefined
+  }
+
+  async #resolve (header: string): Promise<Principal> {
     const token = bearerToken(header)
     if (token === null) return PUBLIC
     const now = Date.now()
-    const hit = this.#principals.get(token)
-    if (hit !== undefined && now - hit.at < this.#ttlMs && (hit.expiresAt === null || hit.expiresAt > now)) return hit.principal
     const principal = await this.#verify(token)
     const expiresAt = principal.kind === 'token'
       ? (principal.token.expiresAt === null ? null : Date.parse(principal.token.expiresAt))
       : (this.jwt.decode<{ exp?: number }>(token)?.exp ?? 0) * 1000 || null
-    this.#principals.set(token, { at: now, expiresAt, principal })
+    this.#principals.set(header, { at: now, expiresAt, principal })
     return principal
   }
 

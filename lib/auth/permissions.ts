@@ -56,7 +56,7 @@ export class PermissionStore {
   readonly #permissions: string
   readonly #link: { table: string, permission: string, role: string }
   readonly #ttlMs: number
-  readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>> }>()
+  readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>>, loaded?: Map<string, Permission> }>()
 
   constructor (db: Kysely<any>, registry: Registry, ttlMs = 5000) {
     this.#db = db
@@ -69,14 +69,29 @@ export class PermissionStore {
     this.#ttlMs = ttlMs
   }
 
-  /** The permissions of a role (by its `type`: `public`, `authenticated`, ...), by action. */
+  /**
+   * The permissions of a role (by its `type`: `public`, `authenticated`, ...), by action. The
+   * same map is returned until the role's permissions change or the cache expires, so callers
+   * may key what they derive from it on its identity.
+   */
   async forRole (roleType: string): Promise<Map<string, Permission>> {
+    return this.loaded(roleType) ?? await this.#reload(roleType)
+  }
+
+  /** The role's permissions when the cache holds them (without waiting), else undefined. */
+  loaded (roleType: string): Map<string, Permission> | undefined {
     const cached = this.#cache.get(roleType)
+    return cached !== undefined && Date.now() - cached.at < this.#ttlMs ? cached.loaded : undefined
+  }
+
+  async #reload (roleType: string): Promise<Map<string, Permission>> {
+    const cached = this.#cache.get(roleType)
+    // A load already under way is shared by every request that arrives meanwhile.
     if (cached !== undefined && Date.now() - cached.at < this.#ttlMs) return await cached.permissions
-    const permissions = this.#load(roleType)
-    this.#cache.set(roleType, { at: Date.now(), permissions })
-    permissions.catch(() => this.#cache.delete(roleType))
-    return await permissions
+    const entry: { at: number, permissions: Promise<Map<string, Permission>>, loaded?: Map<string, Permission> } = { at: Date.now(), permissions: this.#load(roleType) }
+    this.#cache.set(roleType, entry)
+    entry.permissions.then((loaded) => { entry.loaded = loaded }, () => { if (this.#cache.get(roleType) === entry) this.#cache.delete(roleType) })
+    return await entry.permissions
   }
 
   async #load (roleType: string): Promise<Map<string, Permission>> {

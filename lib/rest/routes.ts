@@ -74,10 +74,10 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const route = (method: HTTPMethods, url: string, options: Omit<RouteOptions, 'method' | 'url'>): void => {
     // The action is known now; reading it back from `request.routeOptions` would rebuild that
     // object on every request.
-    const access = options.config!.contentApi!
+    const published = { ...options.config!.contentApi!, draft: false }
+    const drafts = { ...published, draft: true }
     const guard = async (request: FastifyRequest): Promise<void> => {
-      const draft = (request.query as { status?: unknown }).status === 'draft'
-      request.contentApiGrant = await ctx.access.check(request, { ...access, draft })
+      request.contentApiGrant = await ctx.access.check(request, (request.query as { status?: unknown }).status === 'draft' ? drafts : published)
     }
     app.route({ ...options, method, url, preHandler: guard })
     const entry = routes.find((r) => r.url === url)

@@ -207,6 +207,11 @@ t.test('expired, revoked and regenerated tokens', async (t) => {
   const expired = await call('GET', '/api/articles', undefined, bearer(expiring.accessKey))
   t.equal(expired.status, 401)
   t.strictSame(expired.json, unauthorized('Token expired'))
+  // Callers are remembered by their header for credentialsCacheMs (5 s here), never past expiry.
+  const brief = await apiTokens.create({ name: 'brief', type: 'full-access', lifespan: 1500 })
+  t.equal((await call('GET', '/api/articles', undefined, bearer(brief.accessKey))).status, 200, 'before its expiry')
+  await sleep(1600)
+  t.strictSame((await call('GET', '/api/articles', undefined, bearer(brief.accessKey))).json, unauthorized('Token expired'), 'used just before, then expired: refused at once')
   const lasting = await apiTokens.create({ name: 'lasting', type: 'full-access', lifespan: 60_000 })
   t.equal((await call('GET', '/api/articles', undefined, bearer(lasting.accessKey))).status, 200, 'a token within its lifespan works')
 
@@ -310,6 +315,9 @@ t.test('an expired JWT is no JWT', async (t) => {
   const { jwt } = await register('ephemeral', client(shortLived))
   const claims = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')) as { iat: number, exp: number }
   t.equal(claims.exp - claims.iat, 1, 'jwtExpiresIn: 1 second')
+  const before = await client(shortLived)('GET', '/api/articles', undefined, bearer(jwt))
+  // Within the second it was issued in; a slow machine may already be past it.
+  if (Date.now() < claims.exp * 1000 - 100) t.equal(before.status, 200, 'valid, and now remembered by its header')
   await sleep(2100)
   const res = await client(shortLived)('GET', '/api/articles', undefined, bearer(jwt))
   t.equal(res.status, 401)
