@@ -90,8 +90,10 @@ const AuthOptions = Type.Object({
   credentialsCacheMs: Type.Integer({ minimum: 0, default: 5000 }),
   /** Beyond Strapi: reading `status=draft` needs the `<uid>.findDrafts` permission too (Strapi lets anyone with `find`). */
   draftsRequirePermission: Type.Boolean({ default: false }),
-  /** Where links in emails point (the reset-password page, the confirmation redirect). */
+  /** Where links in emails point (the reset-password page, the confirmation redirect, this server). */
   urls: Type.Object({
+    /** This server's public URL (Strapi's `server.url`), which the confirmation link starts with. */
+    server: Type.Optional(Type.String({ pattern: '^https?://' })),
     resetPassword: Type.Optional(Type.String()),
     emailConfirmationRedirect: Type.Optional(Type.String())
   }, { additionalProperties: false, default: {} })

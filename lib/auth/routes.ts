@@ -222,11 +222,16 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     await options.email.send({ ...message, from: options.email.from })
   }
 
-  /** The confirmation link points at this API's confirmation route, which then redirects (as Strapi's). */
+  /**
+   * The confirmation link points at this API's confirmation route, which then redirects (as
+   * Strapi's). Without `urls.server` the request's own Host header names the server, which the
+   * client chooses: a proxy that does not pass it through unchecked keeps that safe.
+   */
   async function sendConfirmation (request: FastifyRequest, id: number, email: string): Promise<void> {
     const code = randomBytes(20).toString('hex')
     await credentials.setSecret(id, 'confirmationToken', digest(code))
-    const link = `${request.protocol}://${request.host}${app.prefix}/auth/email-confirmation?confirmation=${code}`
+    const server = options.urls.server?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`
+    const link = `${server}${app.prefix}/auth/email-confirmation?confirmation=${code}`
     await send({ to: email, subject: 'Account confirmation', text: `Confirm your account: ${link}`, html: `<p>Confirm your account: <a href="${link}">${link}</a></p>` })
   }
 

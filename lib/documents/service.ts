@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import { NotFoundError, ValidationError } from '../errors.js'
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
 import type { Association } from '../model/associations.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import type { LruCache } from '../compiler/cache.js'
@@ -222,6 +222,7 @@ export class DocumentService {
   async #createIn (trx: Transaction<any>, write: PreparedWrite): Promise<Document> {
     const documentId = createDocumentId()
     await this.#insertVersion(trx, { ...write, documentId })
+    await this.#checkWritten(trx, documentId, write)
     return await this.#reread(trx, documentId, write.status, write.locale, write.shape)
   }
 
@@ -283,11 +284,14 @@ export class DocumentService {
     if (updated.length === 0) {
       // Writing an existing document in a locale it does not have yet creates that locale.
       const created = await this.#createLocale(trx, documentId, locale, status, write.data, associations)
-      return created ? await this.#reread(trx, documentId, status, locale, shape) : null
+      if (!created) return null
+      await this.#checkWritten(trx, documentId, write)
+      return await this.#reread(trx, documentId, status, locale, shape)
     }
     await this.#writeAssociations(trx, { model: this.model, rowId: updated[0].id as number, documentId, locale }, associations)
     await enforceUnique(trx, this.model, values, { documentId, locale, draftsOnly: this.#draftOnly(status) }, new Set())
     await this.#syncShared(trx, documentId, locale, values)
+    await this.#checkWritten(trx, documentId, write)
     if (this.model.draftAndPublish && status === 'published') {
       // A partial update may publish a draft written under the draft rules: it must be complete now.
       await assertPublishable(trx, this.model, this.#ctx, documentId, locale)
@@ -451,13 +455,25 @@ export class DocumentService {
     }
   }
 
-  /** A row-level permission: the document must match its conditions (in any version) to be written. */
-  async #permits (trx: Transaction<any>, documentId: string, access: AccessScope | undefined): Promise<boolean> {
+  /**
+   * A row-level permission: the document must match its conditions to be written, in any
+   * version (`locale` null), or in the version of one locale.
+   */
+  async #permits (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
     if (access?.conditions == null) return true
     const filters = parseFilters(this.model, { $and: [access.conditions, { documentId }] }, this.#ctx.registry)
-    const scope = { status: this.model.draftAndPublish ? 'draft' as const : 'published' as const, locale: null, filters }
+    const scope = { status: this.model.draftAndPublish ? 'draft' as const : 'published' as const, locale, filters }
     const row = await compileCount(trx, this.model, scope, this.#ctx.compile).executeTakeFirstOrThrow()
     return row.count > 0
+  }
+
+  /**
+   * A row-level permission holds for what a write leaves too (as PostgreSQL's `WITH CHECK`): a
+   * caller may not create a document outside its conditions, nor move one out of them (give a
+   * note to another owner). Throwing rolls the whole write back.
+   */
+  async #checkWritten (trx: Transaction<any>, documentId: string, write: PreparedWrite): Promise<void> {
+    if (!(await this.#permits(trx, documentId, write.access, this.model.localized ? write.locale : null))) throw new ForbiddenError()
   }
 
   /**

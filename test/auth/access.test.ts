@@ -397,8 +397,21 @@ t.test('row-level conditions', async (t) => {
   t.strictSame(titles(await call('GET', '/api/notes', undefined, asB)), ['B1'], 'B\'s view is unchanged')
   t.equal((await notes.findOne({ documentId: b1.documentId }))?.title, 'B1')
 
+  // What a write leaves must match the conditions as well.
+  await permissions.grant('authenticated', [`${NOTE}.create`], owned)
+  const mine = await call('POST', '/api/notes', { data: { title: 'A3', owner: a.user.documentId } }, asA)
+  t.equal(mine.status, 200, 'A creates a note they own')
+  t.strictSame((await call('POST', '/api/notes', { data: { title: 'forged', owner: b.user.documentId } }, asA)).json, FORBIDDEN, 'but not one owned by B')
+  t.strictSame((await call('POST', '/api/notes', { data: { title: 'ownerless' } }, asA)).json, FORBIDDEN, 'nor one owned by nobody')
+  t.equal(await notes.findFirst({ filters: { title: { $in: ['forged', 'ownerless'] } } }), null, 'the refused creates wrote nothing')
+  t.strictSame((await call('PUT', `/api/notes/${a1.documentId}`, { data: { title: 'given away', owner: b.user.documentId } }, asA)).json, FORBIDDEN,
+    'A cannot give their note to B')
+  t.match(await notes.findOne({ documentId: a1.documentId, populate: ['owner'] }), { title: 'A1 edited', owner: { documentId: a.user.documentId } },
+    'the refused update changed nothing')
+  t.equal((await call('PUT', `/api/notes/${a1.documentId}`, { data: { owner: a.user.documentId } }, asA)).status, 200, 'an update that keeps it theirs is fine')
+
   const full = await apiTokens.create({ name: 'notes-full', type: 'full-access' })
-  t.equal((await call('GET', '/api/notes', undefined, bearer(full.accessKey))).json.meta.pagination.total, 3, 'a full-access token has no conditions')
+  t.equal((await call('GET', '/api/notes', undefined, bearer(full.accessKey))).json.meta.pagination.total, 4, 'a full-access token has no conditions')
 
   await permissions.grant('public', [`${NOTE}.find`], owned)
   t.strictSame((await call('GET', '/api/notes')).json, FORBIDDEN, '$user.id without a user: forbidden, not everything')
@@ -408,7 +421,7 @@ t.test('row-level conditions', async (t) => {
   t.strictSame(titles(await call('GET', '/api/notes', undefined, asB)), ['B1'], '$user.documentId')
   await permissions.grant('authenticated', [`${NOTE}.find`], { conditions: { $or: [{ owner: { id: { $eq: '$user.id' } } }, { title: { $startsWith: 'nobody' } }] } })
   t.strictSame(titles(await call('GET', '/api/notes?sort=title', undefined, asB)), ['B1', 'nobody\'s'], 'conditions in the filters syntax, $or included')
-  await permissions.revoke('authenticated', [`${NOTE}.find`, `${NOTE}.findOne`, `${NOTE}.update`, `${NOTE}.delete`])
+  await permissions.revoke('authenticated', [`${NOTE}.find`, `${NOTE}.findOne`, `${NOTE}.create`, `${NOTE}.update`, `${NOTE}.delete`])
 })
 
 t.test('field-level limits', async (t) => {

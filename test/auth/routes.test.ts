@@ -516,6 +516,13 @@ t.test('the confirmation email links to the confirmation route', async (t) => {
     'Strapi links to <server>/api/auth/email-confirmation, which then redirects to email_confirmation_redirection')
 })
 
+t.test('the confirmation link starts with urls.server, whatever the request\'s Host', async (t) => {
+  const { call, mail } = await buildApp({ register: { emailConfirmation: true }, urls: { server: 'https://api.example.com/' } })
+  await call('POST', '/api/auth/local/register', { username: 'kate', email: 'kate@example.com', password: PASSWORD }, { host: 'evil.example.net' })
+  t.match(mail[0].text, /https:\/\/api\.example\.com\/api\/auth\/email-confirmation\?confirmation=[0-9a-f]{40}/)
+  t.notMatch(mail[0].text, /evil/)
+})
+
 t.test('roles', async (t) => {
   t.strictSame((await call('GET', '/api/users-permissions/roles')).json, FORBIDDEN, 'not granted by default')
   t.strictSame((await call('GET', '/api/users-permissions/roles/1')).json, FORBIDDEN)
