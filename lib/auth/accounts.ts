@@ -1,6 +1,6 @@
 import { ApplicationError, ValidationError } from '../errors.js'
 import type { Document, DocumentService } from '../documents/service.js'
-import { verifyPassword } from '../documents/password.js'
+import { verifyNothing, verifyPassword } from '../documents/password.js'
 import type { ResolvedOptions } from '../options.js'
 import { ROLE_UID, USER_UID } from './models.js'
 import type { Credentials, UserStore } from './users.js'
@@ -18,7 +18,8 @@ export interface AccountDeps {
 /** The user an identifier and password sign in, or Strapi's errors (the same one for a wrong password and an unknown user). */
 export async function checkLogin (deps: AccountDeps, identifier: string, password: string): Promise<Credentials> {
   const found = await deps.credentials.findCredentials(identifier)
-  if (found === null || found.password === null || !(await verifyPassword(password, found.password))) {
+  const matches = found?.password == null ? await verifyNothing(password) : await verifyPassword(password, found.password)
+  if (found === null || !matches) {
     throw new ValidationError('Invalid identifier or password')
   }
   if (deps.options.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')

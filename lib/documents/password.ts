@@ -75,6 +75,19 @@ export async function verifyPassword (plain: string, stored: string): Promise<bo
   return timingSafeEqual(key, parsed.key)
 }
 
+let decoy: Promise<string> | null = null
+
+/**
+ * Runs the key derivation `verifyPassword` would run, against a throwaway hash, and answers
+ * false: a sign-in for an unknown user then takes as long as one with a wrong password, so the
+ * time does not tell which identifiers exist.
+ */
+export async function verifyNothing (plain: string): Promise<false> {
+  decoy ??= hashPassword(randomBytes(SALT_BYTES).toString('hex'))
+  await verifyPassword(plain, await decoy)
+  return false
+}
+
 /**
  * Returns a copy of validated values with every password attribute replaced by its hash
  * (`null` stays `null`). `validateInput` is synchronous and leaves passwords in clear text;
