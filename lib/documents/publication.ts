@@ -1,7 +1,10 @@
 import { sql, type Transaction } from 'kysely'
 import { compileFindOne, type CompileOptions, type FindSpec } from '../compiler/find.js'
+import type { Association } from '../model/associations.js'
+import { FILE_UID } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseLocale, type LocaleSettings } from '../query/index.js'
+import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { validateInput } from './validate-input.js'
 import { copyRowAssociations, mirrorIncomingLinks } from './versions.js'
 
@@ -68,14 +71,61 @@ export async function publishVersion (
   }
 }
 
-/** A draft may lack required values (Strapi's draft rules); publishing it needs them all. */
+/**
+ * A draft may lack required values (Strapi's draft rules); publishing it needs them all. The
+ * draft is read back as the API would render it, with the relations, media and components that
+ * carry a rule (`required`, `min`, `max`), and validated as a creation, as Strapi validates the
+ * draft it publishes.
+ */
 export async function assertPublishable (trx: Transaction<any>, model: ContentType, ctx: VersionContext, documentId: string, locale: string | null): Promise<void> {
   const fields = [...model.writableFields.values()].filter((f) => !f.hidden)
-  const spec: FindSpec = { status: 'draft', locale, fields, filters: null, sort: [], populate: new Map() }
+  const populate = constrainedAssociations(model, ctx.registry)
+  const spec: FindSpec = { status: 'draft', locale, fields, filters: null, sort: [], populate }
   const row = await compileFindOne(trx, model, spec, documentId, ctx.compile).executeTakeFirst()
   if (row === undefined) return
   const draft = JSON.parse(row.data) as Record<string, unknown>
-  validateInput(model, Object.fromEntries(fields.map((f) => [f.name, draft[f.name]])), { partial: false })
+  const names = [...fields.map((f) => f.name), ...populate.keys()]
+  validateInput(model, Object.fromEntries(names.map((name) => [name, draft[name]])), { partial: false })
+}
+
+/**
+ * The writable relations, media, components and dynamic zones of a model that have a rule to
+ * check, as populate nodes (built directly: private attributes count too). Everything else is
+ * left out of the read.
+ *
+ * ```sql
+ * select ..., (select coalesce(json_agg(...), '[]'::json) from "components_shared_quotes" ...) as "quotes"
+ * ```
+ */
+function constrainedAssociations (model: ContentType, registry: Registry): PopulateTree {
+  const tree: PopulateTree = new Map()
+  const all = (): PopulateSelection => ({ fields: null, filters: null, sort: [], populate: new Map(), start: null, limit: null })
+  for (const association of model.associations.values()) {
+    const attribute = model.attributes[association.name] as { required?: boolean, min?: number, max?: number, writable?: boolean }
+    if (attribute.writable === false || (attribute.required !== true && attribute.min === undefined && attribute.max === undefined)) continue
+    const node = populateNode(association, registry, all)
+    if (node !== null) tree.set(association.name, node)
+  }
+  return tree
+}
+
+function populateNode (association: Association, registry: Registry, all: () => PopulateSelection): PopulateNode | null {
+  switch (association.kind) {
+    case 'relation': {
+      const target = registry.get(association.target)
+      return target === undefined ? null : { kind: 'relation', association, target, count: false, ...all() }
+    }
+    case 'media':
+      return { kind: 'media', association, target: registry.get(FILE_UID)!, count: false, ...all() }
+    case 'component':
+      return { kind: 'component', association, target: registry.components.get(association.component)!, ...all() }
+    case 'dynamiczone':
+      return {
+        kind: 'dynamiczone',
+        association,
+        components: new Map(association.components.map((uid) => [uid, { target: registry.components.get(uid)!, ...all() }]))
+      }
+  }
 }
 
 /** Locales (null for non-localized types) in which the document has a draft (or a published) row. */

@@ -1,6 +1,7 @@
 import { ValidationError, type FieldError } from '../errors.js'
 import type { Component, ContentType } from '../model/registry.js'
 import { isScalarAttribute } from '../model/registry.js'
+import type { Attribute, ScalarAttribute } from '../model/types.js'
 import { coerceScalar } from './coerce-scalar.js'
 import { printValue, yupPath } from './print-value.js'
 
@@ -9,7 +10,9 @@ export interface ValidateInputOptions {
   partial: boolean
   /**
    * Strapi's draft rules: when a draft is written without being published, required,
-   * minLength, min, regex and the email/uid formats are not checked (max and types still are).
+   * minLength, min, regex and the email/uid formats are not checked (max and types still are),
+   * nor are `required` on components, dynamic zones, relations and media and the `min`/`max`
+   * item counts of repeatable components and dynamic zones.
    * Publishing must then validate the whole document with `draft: false`. Default `false`.
    */
   draft?: boolean
@@ -56,6 +59,55 @@ function notAnObject (prefix: readonly string[], data: unknown): ValidationError
   const message = `${yupPath(prefix)} must be a \`object\` type, but the final value was: \`null\`` +
     (cast ? ` (cast from the value \`${printValue(data, true)}\`).` : '.')
   return ValidationError.fromFieldErrors([{ path: [...prefix], message, name: 'ValidationError', value: null }])
+}
+
+type AssociationAttribute = Exclude<Attribute, ScalarAttribute>
+
+/** Keys that make an object a relation's longhand form (see relation-input.ts). */
+const LONGHAND_KEYS = ['connect', 'disconnect', 'set']
+
+/**
+ * Whether a relation or media value certainly leaves the attribute with nothing linked: `null`,
+ * `[]`, `{ set: [] }` and, on create, a `connect` naming nobody. A `disconnect` on update is
+ * relative to what is stored and is judged at publication (see publication.ts), not here.
+ */
+function linksNothing (value: unknown, create: boolean): boolean {
+  if (value === null || value === undefined) return true
+  if (Array.isArray(value)) return value.length === 0
+  if (!isPlainObject(value) || !LONGHAND_KEYS.some((key) => hasOwn(value, key))) return false
+  const named = (list: unknown): number => list === null || list === undefined ? 0 : Array.isArray(list) ? list.length : 1
+  if (value.set !== undefined) return named(value.set) === 0
+  return create && named(value.connect) === 0
+}
+
+/**
+ * Strapi's rules for the attributes written beside the row (its entity validator): a required
+ * single component, repeatable component or dynamic zone may not be null (yup's type error for
+ * `null`), and the item count of a repeatable component or dynamic zone must lie within `min`
+ * and `max`, where `min` applies only when the attribute is required or the list is not empty.
+ * Under the draft rules none of this is checked. Strapi leaves `required` on relations and media
+ * unchecked; here they must link something (yup 0.32's `array().required()` message).
+ * The items themselves are validated as they are written (write-components.ts).
+ */
+function associationIssues (attribute: AssociationAttribute, raw: unknown, path: readonly string[], create: boolean): FieldError[] {
+  const label = yupPath(path)
+  const fail = (message: string, value: unknown): FieldError[] => [{ path: [...path], message, name: 'ValidationError', value }]
+  const required = attribute.required === true
+  if (attribute.type === 'relation' || attribute.type === 'media') {
+    return required && linksNothing(raw, create) ? fail(`${label} is a required field`, raw ?? null) : []
+  }
+  if (attribute.type === 'component' && attribute.repeatable !== true) {
+    return required && raw == null ? fail(`${label} must be a \`object\` type, but the final value was: \`null\`.`, null) : []
+  }
+  if (raw == null) return required ? fail(`${label} must be a \`array\` type, but the final value was: \`null\`.`, null) : []
+  // Not a list: write-components.ts answers that.
+  if (!Array.isArray(raw)) return []
+  const { min, max } = attribute
+  if (Number.isInteger(min) && (required || raw.length > 0) && raw.length < min!) {
+    return fail(`${label} field must have at least ${min!} items`, raw)
+  }
+  if (Number.isInteger(max) && raw.length > max!) return fail(`${label} field must have less than or equal to ${max!} items`, raw)
+  return []
 }
 
 /**
@@ -118,6 +170,8 @@ export function validateInput (model: ContentType | Component, data: unknown, op
     const sent = hasOwn(data, name) && data[name] !== undefined
     if (!isScalarAttribute(attribute)) {
       if (sent) deferred[name] = data[name]
+      // Left out on create counts as null, as for a required scalar; left out on update, unchanged.
+      if (!draft && (sent || create) && attribute.writable !== false) errors.push(...associationIssues(attribute, sent ? data[name] : null, [...prefix, name], create))
       continue
     }
     const field = model.writableFields.get(name)
