@@ -54,10 +54,17 @@ export function formatResolverError (error: GraphQLError): FormattedError {
   return { message, path: error.path, extensions: { code, error: { name, message, details: known.details } } }
 }
 
-/** Errors found before execution: the query does not parse, does not validate, or its variables do not fit. */
+/**
+ * Errors found before any resolver runs: the query does not parse or validate, its variables do
+ * not fit, or no operation of the document can be chosen (Apollo's `OPERATION_RESOLUTION_FAILURE`).
+ */
 function requestErrorCode (error: { message: string }): string {
-  if (error.message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED'
-  if (error.message.startsWith('Variable "$')) return 'BAD_USER_INPUT'
+  const { message } = error
+  if (message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED'
+  if (message.startsWith('Variable "$')) return 'BAD_USER_INPUT'
+  if (message.startsWith('Unknown operation named') || message.startsWith('Must provide an operation') ||
+    message.startsWith('Must provide operation name')) return 'OPERATION_RESOLUTION_FAILURE'
+  // "Schema is not configured to execute subscription operation." is a validation error from graphql 17 on.
   return 'GRAPHQL_VALIDATION_FAILED'
 }
 
@@ -80,6 +87,11 @@ export function errorFormatter (execution: ExecutionResult & { errors: readonly 
   const failure = first?.originalError as MercuriusFailure | undefined
   if (execution.errors.length === 1 && failure !== undefined && Array.isArray(failure.errors)) {
     return { statusCode: 400, response: { errors: failure.errors.map(requestError) } }
+  }
+  if (execution.data == null && execution.errors.every((error) => error.originalError === undefined && error.path === undefined)) {
+    // graphql-js refused the operation as a whole before running it (no operation to choose,
+    // a required variable missing when no variables were sent, a subscription).
+    return { statusCode: 400, response: { errors: execution.errors.map(requestError) } }
   }
   if (execution.errors.length === 1 && failure !== undefined && typeof failure.code === 'string' && failure.code.startsWith('MER_ERR')) {
     // Mercurius refused the HTTP request itself (a mutation over GET, a malformed body).

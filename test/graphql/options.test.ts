@@ -75,6 +75,36 @@ t.test('endpoint, CSRF prevention, empty queries, GET queries, scalars', async (
   t.equal(variables.json().errors[0].extensions.code, 'BAD_USER_INPUT')
 })
 
+t.test('a request with no operation to run is a 400 in Apollo Server\'s words, never an internal error', async (t) => {
+  const { app } = await build(t, { models: [note], graphql: { format: 'flat' } })
+  const send = async (payload: unknown) => {
+    const res = await app.inject({ method: 'POST', url: '/graphql', payload: payload as any })
+    return { status: res.statusCode, error: res.json().errors?.[0], data: res.json().data }
+  }
+  const cases: Array<[unknown, string, string | RegExp]> = [
+    [{ query: 1 }, 'BAD_REQUEST', 'GraphQL queries must be strings.'],
+    [{ query: { kind: 'Document', definitions: [] } }, 'BAD_REQUEST', 'GraphQL queries must be strings.'],
+    [{}, 'BAD_REQUEST', 'POST body missing, invalid Content-Type, or JSON object has no keys.'],
+    [{ query: '{ notes { title } }', operationName: 1 }, 'BAD_REQUEST', '`operationName` in a POST body must be a string if provided.'],
+    [{ query: '{ notes { title } }', variables: '{}' }, 'BAD_REQUEST', '`variables` in a POST body should be provided as an object, not a recursively JSON-encoded string.'],
+    [{ query: '{ notes { title } }', variables: [1] }, 'BAD_REQUEST', '`variables` in a POST body must be an object if provided.'],
+    [{ query: '{ notes { title } }', extensions: 3 }, 'BAD_REQUEST', '`extensions` in a POST body must be an object if provided.'],
+    [{ query: '{ notes { title } }', operationName: 'Nope' }, 'OPERATION_RESOLUTION_FAILURE', 'Unknown operation named "Nope".'],
+    [{ query: 'query A { notes { title } } query B { notes { title } }' }, 'OPERATION_RESOLUTION_FAILURE', 'Must provide operation name if query contains multiple operations.'],
+    [{ query: 'query($id: ID!) { note(documentId: $id) { title } }' }, 'BAD_USER_INPUT', 'Variable "$id" of required type "ID!" was not provided.'],
+    [{ query: 'subscription { notes { title } }' }, 'GRAPHQL_VALIDATION_FAILED', /not configured to execute subscription/]
+  ]
+  for (const [payload, code, message] of cases) {
+    const { status, error } = await send(payload)
+    t.equal(status, 400, JSON.stringify(payload))
+    t.equal(error.extensions.code, code, JSON.stringify(payload))
+    t.match(error.message, message)
+  }
+  const chosen = await send({ query: 'query A { a: notes { title } } query B { b: notes { title } }', operationName: 'B' })
+  t.equal(chosen.status, 200, 'a named operation that exists runs')
+  t.same(chosen.data, { b: [] })
+})
+
 t.test('defaultLimit and amountLimit', async (t) => {
   const { app } = await build(t, { models: [note], graphql: { format: 'flat', defaultLimit: 2, amountLimit: 3 } })
   for (let i = 0; i < 5; i++) await app.contentApi.documents('api::note.note').create({ data: { title: `n${i}` } })

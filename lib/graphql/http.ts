@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AccessControl } from '../auth/access.js'
+import { ContentApiError } from '../errors.js'
+import type { ResolvedGraphqlOptions } from './options.js'
+import { sendSandbox } from './sandbox.js'
+
+/** Apollo's CSRF prevention, with Apollo's answer: a browser cannot send these without a preflight. */
+const CSRF_MESSAGE = "This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). Please either specify a 'content-type' header (with a type that is not one of application/x-www-form-urlencoded, multipart/form-data, text/plain) or provide a non-empty value for one of the following headers: x-apollo-operation-name, apollo-require-preflight\n"
+const SIMPLE_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'])
+const NO_QUERY = 'GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.'
+
+function badRequest (reply: FastifyReply, message: string): FastifyReply {
+  return reply.code(400).type('application/json; charset=utf-8').send({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] })
+}
+
+function csrfSafe (request: FastifyRequest): boolean {
+  const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
+  if (type !== undefined && type !== '' && !SIMPLE_TYPES.has(type)) return true
+  const preflight = (name: string): boolean => typeof request.headers[name] === 'string' && request.headers[name] !== ''
+  return preflight('x-apollo-operation-name') || preflight('apollo-require-preflight')
+}
+
+const wantsHtml = (request: FastifyRequest): boolean => (request.headers.accept ?? '').includes('text/html')
+
+const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * What is wrong with one operation of a POST body, in Apollo Server's words, or null. Checked on
+ * the body as sent: Fastify's schema validation would coerce `operationName: 1` into `"1"` and
+ * Mercurius would hand a non-string `query` to the parser.
+ */
+function bodyProblem (body: unknown): string | null {
+  if (!isObject(body) || Object.keys(body as object).length === 0) return 'POST body missing, invalid Content-Type, or JSON object has no keys.'
+  const { query, variables, extensions, operationName } = body as Record<string, unknown>
+  if (query !== undefined && query !== null && query !== '' && typeof query !== 'string') return 'GraphQL queries must be strings.'
+  for (const [name, value] of [['variables', variables], ['extensions', extensions]] as const) {
+    if (typeof value === 'string') return `\`${name}\` in a POST body should be provided as an object, not a recursively JSON-encoded string.`
+    if (value !== undefined && value !== null && !isObject(value)) return `\`${name}\` in a POST body must be an object if provided.`
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return '`operationName` in a POST body must be a string if provided.'
+  return null
+}
+
+function hasQuery (request: FastifyRequest): boolean {
+  const source = request.method === 'GET' ? request.query : request.body
+  if (Array.isArray(source)) return true
+  const { query, extensions } = (source ?? {}) as { query?: unknown, extensions?: { persistedQuery?: unknown } }
+  return (typeof query === 'string' && query !== '') || extensions?.persistedQuery !== undefined
+}
+
+/**
+ * The endpoint's HTTP rules, ahead of Mercurius: browsers get the sandbox on GET, requests a
+ * browser could forge cross-site are refused (CSRF), a POST body of the wrong shape and an empty
+ * query are Apollo's 400s, and credentials are checked once per request (an invalid token is the
+ * REST 401, as in Strapi, before any GraphQL runs).
+ */
+export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOptions, access: AccessControl): void {
+  const isEndpoint = (request: FastifyRequest): boolean => request.routeOptions.url === options.endpoint
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isEndpoint(request)) return
+    if (request.method === 'GET' && wantsHtml(request) && (request.query as { query?: unknown }).query === undefined && options.landingPage) {
+      return sendSandbox(reply, options.endpoint)
+    }
+    if (!csrfSafe(request)) return badRequest(reply, CSRF_MESSAGE)
+  })
+  app.addHook('preValidation', async (request, reply) => {
+    if (!isEndpoint(request) || request.method !== 'POST') return
+    // A batch (when engineServer.allowBatchedQueries is on) is checked operation by operation.
+    const operations = Array.isArray(request.body) ? request.body : [request.body]
+    for (const operation of operations) {
+      const problem = bodyProblem(operation)
+      if (problem !== null) return badRequest(reply, problem)
+    }
+  })
+  app.addHook('preHandler', async (request, reply) => {
+    if (!isEndpoint(request)) return
+    if (!hasQuery(request)) return badRequest(reply, NO_QUERY)
+    try {
+      await access.principal(request)
+    } catch (err) {
+      if (!(err instanceof ContentApiError)) throw err
+      return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toEnvelope()))
+    }
+  })
+}
