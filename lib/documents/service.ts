@@ -552,6 +552,16 @@ export class DocumentService {
     const row = await db.selectFrom(this.model.tableName).select('document_id').orderBy('id').limit(1).executeTakeFirst()
     return (row?.document_id as string | undefined) ?? null
   }
+
+  /**
+   * Whether a document satisfies a row-level permission's conditions (on its draft under draft &
+   * publish), in some locale (`locale` null) or in one, read through `trx`: the check updates
+   * and deletes make, for callers that write the document's rows themselves in that transaction
+   * (the upload routes' linking). True when `access` has no conditions.
+   */
+  async satisfies (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
+    return await this.#permits(trx, documentId, access, locale)
+  }
 }
 
 function pick (source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
