@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
+import { ForbiddenError, ValidationError } from '../errors.js'
 import { MEDIA_LINK_TABLE, type MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { writeMedia } from '../documents/write-media.js'
@@ -11,6 +12,10 @@ import { UploadError } from './errors.js'
  * rows) get the link too, so that the next publish, which copies the draft's links, keeps it.
  * A single-file attribute's previous file is replaced; a multiple one's files are kept and the
  * uploads appended.
+ *
+ * Linking writes the entry, so the caller's `update` grant on its type limits it as it limits a
+ * `PUT`: the grant's fields must list the attribute, and the entry must satisfy its conditions.
+ * An entry outside the conditions is refused exactly as one that does not exist.
  */
 
 export interface MediaTarget {
@@ -18,6 +23,18 @@ export interface MediaTarget {
   association: MediaAssociation
   rowId: number
 }
+
+/** The entry a link writes: its document, and its locale (null when the type is not localized). */
+export interface LinkedEntry {
+  documentId: string
+  locale: string | null
+}
+
+/**
+ * Whether the caller may link to the entry: its `update` grant's conditions, checked through the
+ * given transaction (the document service's row-level check). Always true without conditions.
+ */
+export type EntryGuard = (trx: Transaction<any>, entry: LinkedEntry) => Promise<boolean>
 
 const invalid = (message: string, details: Record<string, unknown>): UploadError =>
   new UploadError('FCA_ERR_UPLOAD_INVALID_REFERENCE', message, details)
@@ -54,36 +71,64 @@ export function checkAttachable (target: MediaTarget, files: ReadonlyArray<{ nam
   }
 }
 
-/** The rows of the entry's document that share its locale: the entry itself first. Empty when it does not exist. */
-async function entryRows (db: Kysely<any>, target: MediaTarget): Promise<number[]> {
-  const { model, rowId } = target
-  const columns = model.localized ? ['id', 'document_id', 'locale'] : ['id', 'document_id']
-  const entry = await db.selectFrom(model.tableName).select(columns).where('id', '=', rowId).executeTakeFirst()
-  if (entry === undefined) return []
-  let siblings = db.selectFrom(model.tableName).select('id').where('document_id', '=', entry.document_id).where('id', '<>', rowId)
-  if (model.localized) siblings = siblings.where('locale', entry.locale === null ? 'is' : '=', entry.locale)
-  return [rowId, ...(await siblings.execute()).map((r) => r.id as number)]
+/** A field-level permission: the `update` grant's fields must list the attribute, as for a body key of a `PUT`. */
+export function checkLinkField (target: MediaTarget, fields: ReadonlySet<string> | null): void {
+  const { name } = target.association
+  if (fields !== null && !fields.has(name)) throw ValidationError.invalidKey(name, { key: name, source: 'body' })
 }
 
-/** Fails early when the entry does not exist. */
-export async function checkEntryExists (db: Kysely<any>, target: MediaTarget): Promise<void> {
-  if ((await entryRows(db, target)).length === 0) {
-    throw invalid(`No ${target.model.uid} entry has id ${target.rowId}`, { ref: target.model.uid, refId: target.rowId })
-  }
+const noEntry = (target: MediaTarget): UploadError =>
+  invalid(`No ${target.model.uid} entry has id ${target.rowId}`, { ref: target.model.uid, refId: target.rowId })
+
+/** The entry with the target's row id, or null. */
+async function findEntry (db: Kysely<any>, target: MediaTarget): Promise<LinkedEntry | null> {
+  const { model, rowId } = target
+  const columns = model.localized ? ['document_id', 'locale'] : ['document_id']
+  const entry = await db.selectFrom(model.tableName).select(columns).where('id', '=', rowId).executeTakeFirst()
+  if (entry === undefined) return null
+  return { documentId: entry.document_id as string, locale: model.localized ? entry.locale as string | null : null }
 }
 
 /**
- * Links files to the entry's attribute in one transaction.
+ * The rows of the entry's document that share its locale (its draft and published versions),
+ * locked until the transaction ends, so that a concurrent write of the document (one that would
+ * take it out of the caller's conditions) either commits before the check or waits for the link.
+ *
+ * ```sql
+ * select id from "articles" where document_id = $1 and locale = $2 order by id for update
+ * ```
+ */
+async function lockVersions (trx: Transaction<any>, target: MediaTarget, entry: LinkedEntry): Promise<number[]> {
+  let query = trx.selectFrom(target.model.tableName).select('id').where('document_id', '=', entry.documentId)
+  if (target.model.localized) query = query.where('locale', entry.locale === null ? 'is' : '=', entry.locale)
+  return (await query.orderBy('id').forUpdate().execute()).map((r) => r.id as number)
+}
+
+/** Fails early, before anything is stored, when the entry does not exist or the caller may not link to it. */
+export async function checkEntry (db: Kysely<any>, target: MediaTarget, guard: EntryGuard): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const entry = await findEntry(trx, target)
+    if (entry === null || !(await guard(trx, entry))) throw noEntry(target)
+  })
+}
+
+/**
+ * Links files to the entry's attribute in one transaction, which also locks the entry's rows and
+ * checks the caller's conditions before the write (a refusal reads as an unknown entry) and after
+ * it (conditions may name the attribute: a link may not take the entry out of them, 403).
  *
  * ```sql
  * delete from "files_related_mph" where related_id = $1 and related_type = $2 and field = $3;
  * insert into "files_related_mph" (file_id, related_id, related_type, field, "order") values ($4, $1, $2, $3, 1), ...
  * ```
  */
-export async function attachFiles (db: Kysely<any>, registry: Registry, target: MediaTarget, fileIds: readonly number[]): Promise<void> {
+export async function attachFiles (
+  db: Kysely<any>, registry: Registry, target: MediaTarget, fileIds: readonly number[], guard: EntryGuard
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const rows = await entryRows(trx, target)
-    if (rows.length === 0) throw invalid(`No ${target.model.uid} entry has id ${target.rowId}`, { ref: target.model.uid, refId: target.rowId })
+    const entry = await findEntry(trx, target)
+    const rows = entry === null ? [] : await lockVersions(trx, target, entry)
+    if (entry === null || !rows.includes(target.rowId) || !(await guard(trx, entry))) throw noEntry(target)
     for (const rowId of rows) {
       let ids = [...fileIds]
       if (target.association.multiple) {
@@ -94,5 +139,6 @@ export async function attachFiles (db: Kysely<any>, registry: Registry, target: 
       }
       await writeMedia(trx, registry, { uid: target.model.uid, rowId }, target.association, ids)
     }
+    if (!(await guard(trx, entry))) throw new ForbiddenError()
   })
 }

@@ -87,6 +87,7 @@ export async function registerUpload (app: FastifyInstance, deps: UploadDeps): P
     db: deps.db,
     registry: deps.registry,
     files: deps.documents(FILE_UID),
+    documents: deps.documents,
     provider,
     options,
     log: app.log

@@ -71,11 +71,13 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
   app.post('/', async (request, reply) => {
     const { id } = query(request)
     if (id !== undefined && typeof id !== 'string') throw new ValidationError('File id is required and must be a single value')
-    await access.check(request, { action: UPLOAD_ACTIONS.upload })
+    // Its conditions limit the files that `?id=` may update or replace (outside them: file.notFound)
+    // and hold for every record the request leaves.
+    const { scope } = await access.check(request, { action: UPLOAD_ACTIONS.upload })
     if (!request.isMultipart()) {
       if (id === undefined) throw new ValidationError('Files are empty')
       const [info] = parseFileInfo((request.body as { fileInfo?: unknown } | undefined)?.fileInfo, 1)
-      return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info)))
+      return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info, scope)))
     }
     const staging = await createStaging(options.tmpDir)
     let answer: [status: number, body: unknown]
@@ -98,18 +100,19 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
       if (files.length === 0) {
         if (id === undefined) throw new ValidationError('Files are empty')
         const [info] = parseFileInfo(fields.get('fileInfo'), 1)
-        return [200, await service.present(await service.updateFileInfo(id, info))]
+        return [200, await service.present(await service.updateFileInfo(id, info, scope))]
       }
       if (id !== undefined) {
         if (files.length > 1) throw new ValidationError('Cannot replace a file with multiple ones')
         const [info] = parseFileInfo(fields.get('fileInfo'), 1)
-        return [200, await service.present(await service.replace(id, staging, info))]
+        return [200, await service.present(await service.replace(id, staging, info, scope))]
       }
       const infos = parseFileInfo(fields.get('fileInfo'), files.length)
       const target = parseMediaTarget(registry, { ref: single(fields, 'ref'), refId: single(fields, 'refId'), field: single(fields, 'field') })
-      // Linking writes the entry: beyond Strapi, the caller must be allowed to update it.
-      if (target !== null) await access.check(request, { action: 'update', uid: target.model.uid })
-      const records = await service.upload(staging, infos, target)
+      // Linking writes the entry: beyond Strapi, the caller must be allowed to update it, within
+      // that grant's fields and conditions.
+      const update = target === null ? undefined : (await access.check(request, { action: 'update', uid: target.model.uid })).scope
+      const records = await service.upload(staging, infos, target, { upload: scope, update })
       return [201, await Promise.all(records.map(async (r) => await service.present(r)))]
     }
   })
@@ -128,8 +131,8 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
   })
 
   app.delete<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
-    await access.check(request, { action: UPLOAD_ACTIONS.destroy })
-    const record = await service.remove(request.params.id)
+    const grant = await access.check(request, { action: UPLOAD_ACTIONS.destroy })
+    const record = await service.remove(request.params.id, grant.scope)
     if (record === null) throw new NotFoundError('file.notFound')
     return sendJson(reply, 200, await service.present(record))
   })

@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { AccessScope } from '../auth/access.js'
 import type { Document, DocumentService, QueryParams } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
-import { attachFiles, checkAttachable, checkEntryExists, type MediaTarget } from './attach.js'
+import { attachFiles, checkAttachable, checkEntry, checkLinkField, type EntryGuard, type MediaTarget } from './attach.js'
 import { UploadError } from './errors.js'
 import { bytesToKilobytes, checkFileName, extensionOf, fileHash } from './file-name.js'
 import type { FileInfo } from './file-info.js'
@@ -45,6 +45,16 @@ class Rollback {
 
 const isNil = (v: unknown): v is null | undefined => v === null || v === undefined
 
+/**
+ * A grant's row-level conditions without its field limits: lookups and writes of file records
+ * need every column of the record, whatever attributes the grant lists. Undefined without
+ * conditions (nothing to enforce).
+ */
+function conditionsOf (access: AccessScope | undefined): AccessScope | undefined {
+  if (access?.conditions == null) return undefined
+  return access.fields === null ? access : { ...access, fields: null, key: `${access.key}|*` }
+}
+
 /** Objects a record holds in its provider: the file and each format. */
 function storedObjects (record: Document): StoredObject[] {
   const own = (file: Record<string, unknown>): StoredObject => ({
@@ -58,10 +68,20 @@ function storedObjects (record: Document): StoredObject[] {
   return [own(record), ...Object.values(formats).map(own)]
 }
 
+/** The caller's grants an upload is limited by (none for application code). */
+export interface UploadAccess {
+  /** `plugin::upload.content-api.upload`: its conditions hold for the new records. */
+  upload?: AccessScope
+  /** `update` on the linked entry's type: its fields and conditions limit the link. */
+  update?: AccessScope
+}
+
 export interface UploadServiceDeps {
   db: Kysely<any>
   registry: Registry
   files: DocumentService
+  /** The document service of any content type: linking checks the entry's conditions through it. */
+  documents: (uid: string) => DocumentService
   provider: UploadProvider
   options: ResolvedUploadOptions
   log: FastifyBaseLogger
@@ -146,14 +166,20 @@ export class UploadService {
   /**
    * Stores staged files as new file records, optionally linked to an entry's media attribute.
    * All or nothing: a file refused, a provider failing or a link failing leaves no object and
-   * no record behind.
+   * no record behind. `access` holds the caller's grants: each new record must satisfy the
+   * `upload` grant's conditions (403 otherwise, as for a content create); the `update` grant on
+   * the entry's type must list the attribute in its fields, and the entry must satisfy its
+   * conditions (see ./attach.ts).
    */
-  async upload (staging: Staging, infos: readonly FileInfo[], target: MediaTarget | null): Promise<Document[]> {
+  async upload (staging: Staging, infos: readonly FileInfo[], target: MediaTarget | null, access: UploadAccess = {}): Promise<Document[]> {
     const { db, registry, files, log } = this.#deps
+    const created = conditionsOf(access.upload)
+    const link = target === null ? null : { target, guard: this.#entryGuard(target, access.update) }
+    if (link !== null) checkLinkField(link.target, access.update?.fields ?? null)
     const prepared = await this.#prepareAll(staging, infos)
-    if (target !== null) {
-      checkAttachable(target, prepared)
-      await checkEntryExists(db, target)
+    if (link !== null) {
+      checkAttachable(link.target, prepared)
+      await checkEntry(db, link.target, link.guard)
     }
     const rollback = new Rollback()
     try {
@@ -161,11 +187,11 @@ export class UploadService {
       for (const file of prepared) {
         const stored = await this.#store(file, rollback)
         const data = { name: file.name, alternativeText: file.info.alternativeText ?? null, caption: file.info.caption ?? null, ...stored }
-        const record = await files.create({ data })
+        const record = await files.create({ data, access: created })
         rollback.records.push(record.documentId)
         records.push(record)
       }
-      if (target !== null) await attachFiles(db, registry, target, records.map((r) => r.id))
+      if (link !== null) await attachFiles(db, registry, link.target, records.map((r) => r.id), link.guard)
       return records
     } catch (err) {
       await rollback.run(files, this.provider, log)
@@ -178,9 +204,10 @@ export class UploadService {
    * so the URL does not change (as in Strapi); the old formats are removed. Fields the new
    * `fileInfo` leaves out keep their values; the name becomes the new file's unless given.
    */
-  async replace (id: unknown, staging: Staging, info: FileInfo): Promise<Document> {
+  async replace (id: unknown, staging: Staging, info: FileInfo, access?: AccessScope): Promise<Document> {
     const { files, log } = this.#deps
-    const existing = await this.#existing(id)
+    const scope = conditionsOf(access)
+    const existing = await this.#existing(id, scope)
     const [file] = await this.#prepareAll(staging, [info])
     file.hash = String(existing.hash)
     if (existing.mime === file.mime && typeof existing.ext === 'string') file.ext = existing.ext
@@ -192,31 +219,33 @@ export class UploadService {
       rollback.objects.splice(0, rollback.objects.length, ...rollback.objects.filter((o) => !kept.has(o.key)))
       await rollback.run(files, this.provider, log)
     }
-    let updated: Document | null
+    let updated: Document
     try {
       const stored = await this.#store(file, rollback)
       const data: Record<string, unknown> = { name: file.name, ...stored }
       if (!isNil(info.alternativeText)) data.alternativeText = info.alternativeText
       if (!isNil(info.caption)) data.caption = info.caption
-      updated = await files.update({ documentId: existing.documentId, data })
+      // The conditions are checked again in the update's transaction (gone or moved out since: 404).
+      updated = await this.#update(existing.documentId, data, scope)
     } catch (err) {
       await undo()
       throw err
     }
-    const current = new Set(storedObjects(updated ?? existing).map((o) => o.key))
+    const current = new Set(storedObjects(updated).map((o) => o.key))
     if (existing.provider === this.provider.name) await this.#deleteObjects(previous.filter((o) => !current.has(o.key)))
-    return updated ?? existing
+    return updated
   }
 
   /** Updates `name`, `alternativeText` and `caption`; null or absent values keep the current ones. */
-  async updateFileInfo (id: unknown, info: FileInfo): Promise<Document> {
-    const existing = await this.#existing(id)
+  async updateFileInfo (id: unknown, info: FileInfo, access?: AccessScope): Promise<Document> {
+    const scope = conditionsOf(access)
+    const existing = await this.#existing(id, scope)
     const data = {
       name: isNil(info.name) ? existing.name : checkFileName(info.name),
       alternativeText: isNil(info.alternativeText) ? existing.alternativeText : info.alternativeText,
       caption: isNil(info.caption) ? existing.caption : info.caption
     }
-    return (await this.#deps.files.update({ documentId: existing.documentId, data })) ?? existing
+    return await this.#update(existing.documentId, data, scope)
   }
 
   /** Files matching a query (filters, sort, fields, pagination), all of them without pagination. */
@@ -232,11 +261,17 @@ export class UploadService {
     return await this.#deps.files.findFirst({ ...query, filters, access })
   }
 
-  /** Deletes a file's record (its links go with it) and its stored objects; returns the record, or null. */
-  async remove (id: unknown): Promise<Document | null> {
-    const record = await this.findOne(id)
+  /**
+   * Deletes a file's record (its links go with it) and its stored objects; returns the record, or
+   * null when there is no such file, or none within `access`'s conditions (checked again by the
+   * delete's transaction, so a file that leaves them meanwhile stays, objects included).
+   */
+  async remove (id: unknown, access?: AccessScope): Promise<Document | null> {
+    const scope = conditionsOf(access)
+    const record = await this.findOne(id, {}, scope)
     if (record === null) return null
-    await this.#deps.files.delete({ documentId: record.documentId })
+    const { entries } = await this.#deps.files.delete({ documentId: record.documentId, access: scope })
+    if (entries === 0) return null
     if (record.provider === this.provider.name) await this.#deleteObjects(storedObjects(record))
     return record
   }
@@ -261,10 +296,28 @@ export class UploadService {
     return out
   }
 
-  async #existing (id: unknown): Promise<Document> {
-    const record = await this.findOne(id)
+  /** The file to write, within the conditions when given; else 404 `file.notFound`, as for an unknown file. */
+  async #existing (id: unknown, access: AccessScope | undefined): Promise<Document> {
+    const record = await this.findOne(id, {}, access)
     if (record === null) throw new NotFoundError('file.notFound')
     return record
+  }
+
+  /**
+   * Writes a file record. With conditions, the update's transaction checks them before writing
+   * (a file gone, or no longer within them: 404) and after (a write may not take the file out of
+   * them: 403, rolled back), as for content.
+   */
+  async #update (documentId: string, data: Record<string, unknown>, access: AccessScope | undefined): Promise<Document> {
+    const updated = await this.#deps.files.update({ documentId, data, access })
+    if (updated === null) throw new NotFoundError('file.notFound')
+    return updated
+  }
+
+  /** The linking check of the entry's conditions, run by the document service of the entry's type. */
+  #entryGuard (target: MediaTarget, access: AccessScope | undefined): EntryGuard {
+    const documents = this.#deps.documents(target.model.uid)
+    return async (trx, entry) => await documents.satisfies(trx, entry.documentId, access, entry.locale)
   }
 
   /** Provider deletions after the record is gone: a failure is logged, never surfaced. */
