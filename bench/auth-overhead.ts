@@ -99,7 +99,7 @@ async function serve (): Promise<void> {
   const access = app.contentApi.access as AccessControl & { check: AccessControl['check'] }
   const checked = access.check.bind(access)
   const allowAll = async (_request: FastifyRequest): Promise<AccessGrant> =>
-    ({ principal: { kind: 'public' }, scope: { conditions: null, fields: null, canRead: () => true, key: 'bench:allow-all' } })
+    ({ principal: { kind: 'public' }, scope: { conditions: null, fields: null, read: () => ({ conditions: null, fields: null }), drafts: true, key: 'bench:allow-all' } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   process.on('message', (message: string) => {

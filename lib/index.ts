@@ -86,7 +86,10 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const authenticator = new Authenticator(handle.db, registry, apiTokens, options.auth.credentialsCacheMs)
   documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
   apiTokens.onRevoke(() => { authenticator.forgetTokens() })
-  const access = new PermissionAccessControl(authenticator, permissions, { draftsRequirePermission: options.auth.draftsRequirePermission })
+  const access = new PermissionAccessControl(authenticator, permissions, {
+    draftsRequirePermission: options.auth.draftsRequirePermission,
+    draftTypes: new Set([...registry.contentTypes.values()].filter((ct) => ct.draftAndPublish).map((ct) => ct.uid))
+  })
 
   const credentials = new UserStore(handle.db, registry)
   // graphql and upload are filled in below, once their modules have registered.

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
+import type { ReadAccess, ReadAccessOf } from '../query/visibility.js'
 import type { Authenticator, Principal } from './authenticate.js'
 import type { Permission, PermissionStore } from './permissions.js'
 
@@ -25,8 +26,13 @@ export interface AccessScope {
   conditions: Record<string, unknown> | null
   /** The attributes the request may read or write (field-level permission), or null for all. */
   fields: ReadonlySet<string> | null
-  /** Whether the caller may read a content type: populate, filters and sort through relations need it. */
-  canRead: (uid: string) => boolean
+  /**
+   * What the caller may read of a content type reached through relations (populate, filters and
+   * sort): its `find` grant's rows and attributes, or null when it may not read the type.
+   */
+  read: ReadAccessOf
+  /** Whether the request may read drafts (`status=draft`): always, unless `auth.draftsRequirePermission`. */
+  drafts: boolean
   /**
    * Identifies everything above: two requests with the same key and the same query compile to
    * the same SQL, so compiled statements can be reused across them.
@@ -47,22 +53,36 @@ export interface AccessControl {
 
 const READ_ACTIONS = new Set(['find', 'findOne'])
 
+/** Thrown by `bindUser` when conditions name a caller's value the caller does not have. */
+const UNBOUND = Symbol('unbound')
+
 /** Replaces `'$user.id'` and `'$user.documentId'` in a permission's conditions with the caller's values. */
 function bindUser (conditions: unknown, principal: Principal): unknown {
   if (typeof conditions === 'string' && conditions.startsWith('$user.')) {
-    if (principal.kind !== 'user') throw new ForbiddenError()
+    if (principal.kind !== 'user') throw UNBOUND
     const key = conditions.slice('$user.'.length)
     if (key === 'id') return principal.user.id
     if (key === 'documentId') return principal.user.documentId
     if (key === 'email') return principal.user.email
     if (key === 'username') return principal.user.username
-    throw new ForbiddenError()
+    throw UNBOUND
   }
   if (Array.isArray(conditions)) return conditions.map((c) => bindUser(c, principal))
   if (typeof conditions === 'object' && conditions !== null) {
     return Object.fromEntries(Object.entries(conditions).map(([k, v]) => [k, bindUser(v, principal)]))
   }
   return conditions
+}
+
+/** A permission's conditions bound to the caller; undefined when they name values it lacks (no access). */
+function boundConditions (permission: Permission | true, principal: Principal): Record<string, unknown> | null | undefined {
+  if (permission === true || permission.conditions == null) return null
+  try {
+    return bindUser(permission.conditions, principal) as Record<string, unknown>
+  } catch (err) {
+    if (err === UNBOUND) return undefined
+    throw err
+  }
 }
 
 /**
@@ -74,6 +94,7 @@ export class PermissionAccessControl implements AccessControl {
   readonly #authenticator: Authenticator
   readonly #store: PermissionStore
   readonly #draftsRequirePermission: boolean
+  readonly #draftTypes: ReadonlySet<string>
   /**
    * Decided grants (null: denied) per caller and action. A caller's principal object lives as
    * long as its credentials are cached and its role's permission map until they change, so a
@@ -81,10 +102,12 @@ export class PermissionAccessControl implements AccessControl {
    */
   readonly #grants = new WeakMap<Principal, { permissions: RolePermissions | null, byAction: Map<string, AccessGrant | null> }>()
 
-  constructor (authenticator: Authenticator, store: PermissionStore, options: { draftsRequirePermission: boolean }) {
+  /** `draftTypes`: the uids of draft & publish types, whose drafts `draftsRequirePermission` guards. */
+  constructor (authenticator: Authenticator, store: PermissionStore, options: { draftsRequirePermission: boolean, draftTypes: ReadonlySet<string> }) {
     this.#authenticator = authenticator
     this.#store = store
     this.#draftsRequirePermission = options.draftsRequirePermission
+    this.#draftTypes = options.draftTypes
   }
 
   async principal (request: FastifyRequest): Promise<Principal> {
@@ -127,10 +150,49 @@ export class PermissionAccessControl implements AccessControl {
     const key = drafts ? `${action}\0drafts` : action
     let grant = decided.byAction.get(key)
     if (grant === undefined) {
-      grant = decide(principal, permissions, action, drafts ? `${access.uid!}.findDrafts` : null)
+      grant = this.#decide(principal, permissions, action, drafts ? access.uid! : null)
       decided.byAction.set(key, grant)
     }
     return grant
+  }
+
+  /**
+   * The grant for an action, or null. `drafts`: the uid whose drafts the request reads, when
+   * `draftsRequirePermission` makes that need `<uid>.findDrafts` (and then so does every draft &
+   * publish type read through relations).
+   */
+  #decide (principal: Principal, permissions: RolePermissions | null, action: string, drafts: string | null): AccessGrant | null {
+    const permission = permissionFor(principal, permissions, action)
+    if (permission === null) return null
+    const findDrafts = (uid: string): boolean => permissionFor(principal, permissions, `${uid}.findDrafts`) !== null
+    if (drafts !== null && !findDrafts(drafts)) return null
+    const conditions = boundConditions(permission, principal)
+    if (conditions === undefined) return null
+    const fields = permission === true || permission.fields == null ? null : new Set(permission.fields)
+    const readsDrafts = drafts !== null
+    const reads = new Map<string, ReadAccess | null>()
+    const read = (uid: string): ReadAccess | null => {
+      let access = reads.get(uid)
+      if (access === undefined) {
+        access = readAccess(principal, permissions, uid)
+        if (access !== null && readsDrafts && this.#draftTypes.has(uid) && !findDrafts(uid)) access = null
+        reads.set(uid, access)
+      }
+      return access
+    }
+    const readable = readableBy(principal, permissions)
+    const caller = readable.perUser && principal.kind === 'user' ? principal.user.id : ''
+    return {
+      principal,
+      scope: {
+        conditions,
+        fields,
+        read,
+        drafts: readsDrafts || !this.#draftsRequirePermission,
+        // Reads through relations bind the caller's values too: then the SQL is the caller's own.
+        key: `${readable.fingerprint}|${caller}|${readsDrafts ? 'd' : ''}|${conditions === null ? '' : JSON.stringify(conditions)}|${fields === null ? '' : [...fields].join(',')}`
+      }
+    }
   }
 }
 
@@ -152,49 +214,37 @@ function permissionFor (principal: Principal, permissions: RolePermissions | nul
   return token.permissions.includes(action) ? true : null
 }
 
-/** The grant for an action (and, for drafts when they need it, the `findDrafts` action too), or null. */
-function decide (principal: Principal, permissions: RolePermissions | null, action: string, draftAction: string | null): AccessGrant | null {
-  const permission = permissionFor(principal, permissions, action)
+const UNLIMITED: ReadAccess = Object.freeze({ conditions: null, fields: null })
+
+/** What the caller may read of a type through relations: its `find` grant, bound to the caller. */
+function readAccess (principal: Principal, permissions: RolePermissions | null, uid: string): ReadAccess | null {
+  const permission = permissionFor(principal, permissions, readAction(uid))
   if (permission === null) return null
-  if (draftAction !== null && permissionFor(principal, permissions, draftAction) === null) return null
-  const limits = permission === true ? null : permission
-  let conditions: Record<string, unknown> | null = null
-  if (limits?.conditions != null) {
-    try {
-      conditions = bindUser(limits.conditions, principal) as Record<string, unknown>
-    } catch (err) {
-      if (err instanceof ForbiddenError) return null
-      throw err
-    }
-  }
-  const readable = readableBy(principal, permissions)
-  return {
-    principal,
-    scope: {
-      conditions,
-      fields: limits?.fields == null ? null : new Set(limits.fields),
-      canRead: readable.all ? () => true : (uid) => readable.actions.has(readAction(uid)),
-      key: `${readable.fingerprint}|${conditions === null ? '' : JSON.stringify(conditions)}|${limits?.fields == null ? '' : limits.fields.join(',')}`
-    }
-  }
+  if (permission === true || (permission.conditions == null && permission.fields == null)) return UNLIMITED
+  const conditions = boundConditions(permission, principal)
+  if (conditions === undefined) return null
+  return { conditions, fields: permission.fields == null ? null : new Set(permission.fields) }
 }
 
-interface Readable { all: boolean, actions: ReadonlySet<string>, fingerprint: string }
+interface Readable {
+  /** Changes whenever what the caller holds does. */
+  fingerprint: string
+  /** Some grant's conditions name the caller's values (`$user.id`). */
+  perUser: boolean
+}
 
-/** The actions the caller holds (for `canRead`), with a fingerprint that changes when they do. */
+/** A fingerprint of the caller's grants, for the compiled-statement cache key. */
 function readableBy (principal: Principal, permissions: RolePermissions | null): Readable {
   if (principal.kind === 'token') {
     const { token } = principal
-    return token.type === 'custom'
-      ? { all: false, actions: new Set(token.permissions), fingerprint: `token:${token.id}:${token.permissions.join(',')}` }
-      : { all: true, actions: new Set(), fingerprint: `token:${token.type}` }
+    return { fingerprint: token.type === 'custom' ? `token:${token.id}:${token.permissions.join(',')}` : `token:${token.type}`, perUser: false }
   }
   const role = roleOf(principal)
-  if (role === null || permissions === null) return { all: false, actions: new Set(), fingerprint: 'none' }
+  if (role === null || permissions === null) return { fingerprint: 'none', perUser: false }
   let readable = readableByMap.get(permissions)
   if (readable === undefined) {
-    const fingerprint = `role:${role}:${createHash('sha1').update(JSON.stringify([...permissions.values()])).digest('base64url')}`
-    readable = { all: false, actions: new Set(permissions.keys()), fingerprint }
+    const grants = JSON.stringify([...permissions.values()])
+    readable = { fingerprint: `role:${role}:${createHash('sha1').update(grants).digest('base64url')}`, perUser: grants.includes('"$user.') }
     readableByMap.set(permissions, readable)
   }
   return readable

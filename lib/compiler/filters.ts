@@ -110,6 +110,8 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
   const r = ctx.next('r')
   const l = ctx.next('l')
   const { from, where } = relatedRows(node.association, node.target, node.owner, parent, r, l, ctx.status)
+  // Related rows the caller may not see are not there: neither matching nor counting as "some".
+  if (node.visible !== null) where.push(compileFilter(node.visible, r, ctx))
   const any = sql.join(where, sql` and `)
   const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
   if (negated) {

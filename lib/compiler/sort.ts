@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { SortHop, SortTerm } from '../query/sort.js'
-import type { FilterContext } from './filters.js'
+import { compileFilter, type FilterContext } from './filters.js'
 import { orderSql, ref, relatedRows } from './related-rows.js'
 
 function through (path: readonly SortHop[], parent: string, column: string, ctx: FilterContext): RawBuilder<unknown> {
@@ -8,6 +8,7 @@ function through (path: readonly SortHop[], parent: string, column: string, ctx:
   const r = ctx.next('r')
   const l = ctx.next('l')
   const { from, where, order } = relatedRows(hop.association, hop.target, hop.owner, parent, r, l, ctx.status)
+  if (hop.visible !== null) where.push(compileFilter(hop.visible, r, ctx))
   const value = rest.length === 0 ? ref(r, column) : through(rest, r, column, ctx)
   return sql`(select ${value} from ${from} where ${sql.join(where, sql` and `)} order by ${orderSql(order)} limit 1)`
 }

@@ -3,15 +3,16 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
 import type { Association } from '../model/associations.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import type { LruCache } from '../compiler/cache.js'
-import { compileCount, compileFindMany, compileFindOne, compileFindPage, type CompileOptions, type FindSpec } from '../compiler/find.js'
+import { compileCount, compileFindMany, compileFindOne, compileFindPage, scopedRows, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
   paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
   type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
 } from '../query/index.js'
 import type { AccessScope } from '../auth/access.js'
 import { parseFields } from '../query/fields.js'
-import { parseFilters } from '../query/filters.js'
+import { parseFilters, type FilterNode } from '../query/filters.js'
 import { parsePopulate, type PopulateTree } from '../query/populate.js'
+import { Visibility } from '../query/visibility.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
 import { toColumns } from './columns.js'
@@ -21,7 +22,7 @@ import { assertPublishable, publishVersion, versionLocales, versionPair, version
 import { copyRowAssociations, deleteRows } from './versions.js'
 import { writeComponentAttribute } from './write-components.js'
 import { writeMedia } from './write-media.js'
-import { writeRelation, type WrittenRow } from './write-relations.js'
+import { writeRelation, type VisibleDocuments, type WrittenRow } from './write-relations.js'
 import { validateInput } from './validate-input.js'
 
 /** A document as the API returns it: `id`, `documentId`, attributes, timestamps, `locale`. */
@@ -82,13 +83,24 @@ export interface JsonPage {
 type Row = Record<string, unknown>
 
 /** A write validated and ready for its transaction. */
+/**
+ * One association of a write with its input (parsed, for relations) and, for a relation whose
+ * target the caller sees only in part (row-level conditions), which of its documents it sees.
+ */
+type AssociationWrite = [association: Association, input: unknown, visible: VisibleDocuments | null]
+
+/** Rows of `model` matching `filters`, in the version writes address (the draft of a draft & publish type). */
+function writableRows (db: Kysely<any>, model: ContentType, filters: FilterNode | null, locale: string | null, compile: CompileOptions) {
+  return scopedRows(db, model, { status: model.draftAndPublish ? 'draft' : 'published', locale, filters }, compile)
+}
+
 interface PreparedWrite {
   shape: { fields: Field[] | null, populate: PopulateTree }
   data: Record<string, unknown>
   status: Status
   locale: string | null
   values: Record<string, unknown>
-  associations: Array<[Association, unknown]>
+  associations: AssociationWrite[]
   generated: ReadonlySet<string>
   access: AccessScope | undefined
 }
@@ -214,7 +226,7 @@ export class DocumentService {
     const { status, locale } = this.#writeScope(params)
     const generated = partial ? new Set<string>() : generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial, draft: this.#draftOnly(status) })
-    const associations = this.#associationInputs(input.deferred)
+    const associations = this.#associationInputs(input.deferred, params.access)
     const values = await hashPasswords(this.model, input.values)
     return { shape, data, status, locale, values, associations, generated, access: params.access }
   }
@@ -236,7 +248,7 @@ export class DocumentService {
     locale: string | null
     status: Status
     values: Record<string, unknown>
-    associations: Array<[Association, unknown]>
+    associations: AssociationWrite[]
     generated: ReadonlySet<string>
     shared?: Row
   }): Promise<void> {
@@ -274,7 +286,7 @@ export class DocumentService {
 
   async #updateIn (trx: Transaction<any>, documentId: string, write: PreparedWrite): Promise<Document | null> {
     const { status, locale, values, associations, shape } = write
-    if (!(await this.#permits(trx, documentId, write.access))) return null
+    if (!(await this.#permits(trx, documentId, write.access, this.model.localized ? locale : null))) return null
     const target = trx.updateTable(this.model.tableName)
       .where('document_id', '=', documentId)
       .where((eb) => this.model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
@@ -307,7 +319,7 @@ export class DocumentService {
    */
   async #createLocale (
     trx: Transaction<any>, documentId: string, locale: string | null, status: Status,
-    data: Record<string, unknown>, associations: Array<[Association, unknown]>
+    data: Record<string, unknown>, associations: AssociationWrite[]
   ): Promise<boolean> {
     if (!this.model.localized || locale === null) return false
     const shared = [...this.model.writableFields.values()].filter((f) => !f.localized).map((f) => f.column)
@@ -387,9 +399,15 @@ export class DocumentService {
     if (locale !== null) this.#writeScope({ locale })
     return await this.#write(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx)
-      if (documentId === null || !(await this.#permits(trx, documentId, params.access))) return { documentId: null, entries: 0 }
+      const inLocale = this.model.localized ? locale : null
+      if (documentId === null || !(await this.#permits(trx, documentId, params.access, inLocale))) return { documentId: null, entries: 0 }
       let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
-      if (this.model.localized && locale !== null) query = query.where('locale', '=', locale)
+      if (inLocale !== null) query = query.where('locale', '=', inLocale)
+      else if (this.model.localized && params.access?.conditions != null) {
+        // Every locale: only those whose version the caller may write.
+        const conditions = parseFilters(this.model, { $and: [params.access.conditions, { documentId }] }, this.#ctx.registry)
+        query = query.where('locale', 'in', writableRows(trx, this.model, conditions, null, this.#ctx.compile).select('t.locale'))
+      }
       const rows = await query.execute()
       const entries = await deleteRows(trx, this.#ctx.registry, this.model, rows.map((r) => r.id as number))
       return { documentId, entries }
@@ -447,24 +465,46 @@ export class DocumentService {
     if (!this.model.draftAndPublish) throw new ValidationError(`${action}: ${this.model.uid} does not have draft & publish enabled`)
   }
 
-  /** A field-level permission: writing an attribute it does not list is a 400, like an unknown key. */
+  /**
+   * A field-level permission: writing an attribute it does not list is a 400, like an unknown key.
+   * A relation to a type the caller may not read is one too, as in Strapi (it would tell which
+   * documents exist there, and link to them).
+   */
   #checkWritable (data: unknown, access: AccessScope | undefined): void {
-    if (access?.fields == null || typeof data !== 'object' || data === null) return
+    if (access === undefined || typeof data !== 'object' || data === null) return
     for (const key of Object.keys(data)) {
-      if (Object.hasOwn(this.model.attributes, key) && !access.fields.has(key)) throw ValidationError.invalidKey(key, { key, source: 'body' })
+      const association = this.model.associations.get(key)
+      const unreadable = association?.kind === 'relation' && access.read(association.target) === null
+      if (unreadable || (access.fields !== null && Object.hasOwn(this.model.attributes, key) && !access.fields.has(key))) {
+        throw ValidationError.invalidKey(key, { key, source: 'body' })
+      }
     }
   }
 
   /**
-   * A row-level permission: the document must match its conditions to be written, in any
-   * version (`locale` null), or in the version of one locale.
+   * A row-level permission: the document must match its conditions to be written, in the version
+   * of the locale written (`locale` null: any). A locale the document does not have yet is
+   * created by the write: then the document must be the caller's in another locale, and
+   * `#checkWritten` checks the new one.
    */
   async #permits (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
     if (access?.conditions == null) return true
-    const filters = parseFilters(this.model, { $and: [access.conditions, { documentId }] }, this.#ctx.registry)
-    const scope = { status: this.model.draftAndPublish ? 'draft' as const : 'published' as const, locale, filters }
-    const row = await compileCount(trx, this.model, scope, this.#ctx.compile).executeTakeFirstOrThrow()
-    return row.count > 0
+    const conditions = parseFilters(this.model, { $and: [access.conditions, { documentId }] }, this.#ctx.registry)
+    const count = async (filters: FilterNode | null, inLocale: string | null): Promise<number> =>
+      (await writableRows(trx, this.model, filters, inLocale, this.#ctx.compile).select(sql<number>`count(*)::int`.as('count')).executeTakeFirstOrThrow()).count
+    if (await count(conditions, locale) > 0) return true
+    if (locale === null) return false
+    const localeExists = await count(parseFilters(this.model, { documentId }), locale) > 0
+    return !localeExists && await count(conditions, null) > 0
+  }
+
+  /** Which of some documents of `target` the caller sees, given its conditions on that type. */
+  #visibleDocuments (target: ContentType, conditions: FilterNode): VisibleDocuments {
+    return async (trx, documentIds) => {
+      const rows = await writableRows(trx, target, conditions, null, this.#ctx.compile)
+        .select('t.document_id').distinct().where('t.document_id', 'in', documentIds).execute()
+      return new Set(rows.map((r) => r.document_id as string))
+    }
   }
 
   /**
@@ -499,21 +539,25 @@ export class DocumentService {
   }
 
   /** Relation inputs are parsed before the transaction; components and media validate as they write. */
-  #associationInputs (deferred: Record<string, unknown>): Array<[Association, unknown]> {
-    return Object.entries(deferred).map(([name, value]) => {
+  #associationInputs (deferred: Record<string, unknown>, access: AccessScope | undefined): AssociationWrite[] {
+    const visibility = access === undefined ? null : new Visibility(this.#ctx.registry, access.read)
+    return Object.entries(deferred).map(([name, value]): AssociationWrite => {
       const association = this.model.associations.get(name)
-      if (association === undefined || (association.kind === 'relation' && this.#ctx.registry.get(association.target) === undefined)) {
+      const target = association?.kind === 'relation' ? this.#ctx.registry.get(association.target) : undefined
+      if (association === undefined || (association.kind === 'relation' && target === undefined)) {
         throw ValidationError.invalidKey(name, { key: name, source: 'body' })
       }
-      return [association, association.kind === 'relation' ? parseRelationInput(name, value) : value]
+      if (association.kind !== 'relation') return [association, value, null]
+      const conditions = visibility?.rows(target!) ?? null
+      return [association, parseRelationInput(name, value), conditions === null ? null : this.#visibleDocuments(target!, conditions)]
     })
   }
 
-  async #writeAssociations (trx: Transaction<any>, row: WrittenRow, inputs: Array<[Association, unknown]>): Promise<void> {
-    for (const [association, input] of inputs) {
+  async #writeAssociations (trx: Transaction<any>, row: WrittenRow, inputs: AssociationWrite[]): Promise<void> {
+    for (const [association, input, visible] of inputs) {
       switch (association.kind) {
         case 'relation':
-          await writeRelation(trx, row, association, this.#ctx.registry.get(association.target)!, input as RelationInput, this.#ctx.i18n.defaultLocale)
+          await writeRelation(trx, row, association, this.#ctx.registry.get(association.target)!, input as RelationInput, this.#ctx.i18n.defaultLocale, visible)
           break
         case 'media':
           await writeMedia(trx, this.#ctx.registry, { uid: this.model.uid, rowId: row.rowId }, association, input)
@@ -529,7 +573,7 @@ export class DocumentService {
     const access = params.access
     return {
       fields: parseFields(this.model, params.fields, access?.fields ?? null),
-      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access?.canRead, access?.fields ?? null)
+      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access === undefined ? null : new Visibility(this.#ctx.registry, access.read), access?.fields ?? null)
     }
   }
 

@@ -12,6 +12,12 @@ export interface WrittenRow {
   locale: string | null
 }
 
+/**
+ * Which of some related documents the caller may see (its row-level conditions on the target
+ * type); a write can neither link nor unlink a document it cannot see.
+ */
+export type VisibleDocuments = (trx: Transaction<any>, documentIds: string[]) => Promise<ReadonlySet<string>>
+
 interface ResolvedTargets {
   documentOf: (ref: RelationRef) => string
   /** Every version (draft and published) of a related document in its locale: links go to all. */
@@ -25,10 +31,11 @@ function targetLocale (target: ContentType, ref: RelationRef, source: WrittenRow
 
 /**
  * Finds the related documents a write names, by documentId or row id, in the locale that applies.
- * A document that does not exist is a 400 naming it, as Strapi answers.
+ * A document that does not exist, or that the caller may not see, is a 400 naming it, as Strapi
+ * answers for a missing one.
  */
 async function resolveTargets (
-  trx: Transaction<any>, target: ContentType, refs: RelationRef[], source: WrittenRow, defaultLocale: string, name: string
+  trx: Transaction<any>, target: ContentType, refs: RelationRef[], source: WrittenRow, defaultLocale: string, name: string, visible: VisibleDocuments | null
 ): Promise<ResolvedTargets> {
   const byId = new Map<number, string>()
   const ids = refs.filter((r) => r.id !== undefined).map((r) => r.id!)
@@ -42,11 +49,14 @@ async function resolveTargets (
     ? []
     : await trx.selectFrom(target.tableName).select(['id', 'document_id', ...(target.localized ? ['locale'] : [])])
       .where('document_id', 'in', wanted).orderBy('id').execute()
+  const seen = visible === null || wanted.length === 0 ? null : await visible(trx, wanted)
   const versions = new Map<string, number[]>()
   for (const ref of refs) {
     const documentId = documentOf(ref)
     const locale = targetLocale(target, ref, source, defaultLocale)
-    const matching = rows.filter((r) => r.document_id === documentId && (locale === null || r.locale === locale)).map((r) => r.id as number)
+    const matching = seen !== null && !seen.has(documentId)
+      ? []
+      : rows.filter((r) => r.document_id === documentId && (locale === null || r.locale === locale)).map((r) => r.id as number)
     if (matching.length === 0) {
       const label = ref.documentId ?? String(ref.id)
       throw ValidationError.fromFieldErrors([{
@@ -91,10 +101,12 @@ function place (list: string[], documentId: string, position: RelationRef['posit
  * (`set` replaces it; `disconnect` then positional `connect` edit it), then rewrites the row's
  * links in one delete and one insert, keeping the other side's order of existing links.
  * The write runs inside the document write's transaction, so a missing target rolls it all back.
+ * With `visible` (the caller's row-level conditions on the target), documents it names must be
+ * visible, and `set` on a to-many relation keeps the links to documents the caller cannot see.
  */
 export async function writeRelation (
   trx: Transaction<any>, source: WrittenRow, association: RelationAssociation, target: ContentType,
-  input: RelationInput, defaultLocale: string
+  input: RelationInput, defaultLocale: string, visible: VisibleDocuments | null = null
 ): Promise<void> {
   const refs = input.mode === 'set'
     ? input.items
@@ -102,13 +114,23 @@ export async function writeRelation (
         const p = r.position
         return p !== undefined && ('before' in p || 'after' in p) ? ['before' in p ? p.before : p.after] : []
       })]
-  const resolved = await resolveTargets(trx, target, refs, source, defaultLocale, association.name)
+  const resolved = await resolveTargets(trx, target, refs, source, defaultLocale, association.name, visible)
 
   let documents: string[]
   // Documents kept from the current list stay linked through the rows they already use.
   const kept = new Map<string, number[]>()
   if (input.mode === 'set') {
     documents = [...new Set(input.items.map(resolved.documentOf))]
+    if (visible !== null && association.toMany) {
+      const current = await currentDocuments(trx, association, target, source.rowId)
+      const seen = current.size === 0 ? new Set<string>() : await visible(trx, [...current.keys()])
+      for (const [documentId, rows] of current) {
+        if (!seen.has(documentId) && !documents.includes(documentId)) {
+          kept.set(documentId, rows)
+          documents.push(documentId)
+        }
+      }
+    }
   } else {
     const disconnected = new Set(input.disconnect.map(resolved.documentOf))
     const current = await currentDocuments(trx, association, target, source.rowId)

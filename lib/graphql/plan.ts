@@ -6,9 +6,11 @@ import type { AccessScope } from '../auth/access.js'
 import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
+import { parseFields } from '../query/fields.js'
 import { parseFilters } from '../query/filters.js'
 import { LOCALIZATIONS, type PopulateNode, type PopulateSelection, type PopulateTree } from '../query/populate.js'
 import { parseSort } from '../query/sort.js'
+import { Visibility, andFilters } from '../query/visibility.js'
 import { toStrapiFilters } from './filters.js'
 import { resolveWindow } from './pagination.js'
 import type { FieldRole, GeneratedTypes } from './type-defs.js'
@@ -43,6 +45,8 @@ export interface Slot {
 
 export interface Level {
   model: Model
+  /** The attributes the caller may see here (a field-level permission), or null for all. */
+  allowed: ReadonlySet<string> | null
   /** Fields to render; null renders the default fields (a custom field may need any of them). */
   fields: Set<string> | null
   /** The list's total is needed (`pageInfo`, `meta`). */
@@ -61,6 +65,8 @@ export interface PlanContext {
   types: GeneratedTypes
   registry: Registry
   access: AccessScope | null
+  /** What the caller may read through relations (from `access`); null: everything. */
+  visibility: Visibility | null
   defaultLimit: number
   amountLimit: number
   entity: boolean
@@ -71,8 +77,8 @@ export function argsKey (attribute: string, args: Json): string {
   return `${attribute}\u0000${JSON.stringify(args)}`
 }
 
-function newLevel (model: Model): Level {
-  return { model, fields: new Set(), count: false, slots: new Map(), byArgs: new Map(), aliased: false }
+function newLevel (model: Model, allowed: ReadonlySet<string> | null): Level {
+  return { model, allowed, fields: new Set(), count: false, slots: new Map(), byArgs: new Map(), aliased: false }
 }
 
 function skipped (node: { directives?: readonly any[] }, variables: Json): boolean {
@@ -85,10 +91,14 @@ function skipped (node: { directives?: readonly any[] }, variables: Json): boole
 
 class Planner {
   readonly #ctx: PlanContext
-  readonly #root: Model
-  constructor (ctx: PlanContext, root: Model) {
+  constructor (ctx: PlanContext) {
     this.#ctx = ctx
-    this.#root = root
+  }
+
+  /** A level of related rows: a content type shows the attributes its `find` grant allows; a component, all. */
+  #level (model: Model): Level {
+    const { visibility } = this.#ctx
+    return newLevel(model, model.modelType === 'contentType' && visibility !== null ? visibility.fields(model.uid) : null)
   }
 
   #applies (typeCondition: string | undefined, typeName: string): boolean {
@@ -183,16 +193,16 @@ class Planner {
     for (let n = 2; level.slots.has(slotKey); n++) slotKey = `${attribute}__${n}`
     if (slotKey !== attribute) level.aliased = true
     const { association, target, components } = this.#target(level.model, attribute)
-    const access = this.#ctx.access
-    const readable = association === null || association.kind === 'component' || association.kind === 'dynamiczone' || access === null || access.canRead(target!.uid)
-    const permitted = access?.fields == null || level.model !== this.#root || access.fields.has(attribute)
+    const { visibility } = this.#ctx
+    const readable = association?.kind === 'component' || association?.kind === 'dynamiczone' || visibility === null || visibility.canRead(target!.uid)
+    const permitted = level.allowed === null || !Object.hasOwn(level.model.attributes, attribute) || level.allowed.has(attribute)
     const slot: Slot = {
       key: slotKey,
       attribute,
       args,
       forbidden: !readable || !permitted,
-      child: target === null ? null : newLevel(target),
-      components: components === null ? null : new Map(components.map((uid) => [uid, newLevel(this.#ctx.registry.components.get(uid)!)]))
+      child: target === null ? null : this.#level(target),
+      components: components === null ? null : new Map(components.map((uid) => [uid, this.#level(this.#ctx.registry.components.get(uid)!)]))
     }
     level.slots.set(slotKey, slot)
     level.byArgs.set(key, slotKey)
@@ -202,16 +212,17 @@ class Planner {
 
 /** Plans the read of a root field (or a mutation's answer) from its selection set. */
 export function planRoot (ctx: PlanContext, model: ContentType, info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'returnType'>): Level {
-  const level = newLevel(model)
-  const planner = new Planner(ctx, model)
+  const level = newLevel(model, ctx.access?.fields ?? null)
+  const planner = new Planner(ctx)
   const typeName = getNamedType(info.returnType).name
   for (const node of info.fieldNodes) planner.collect(level, node.selectionSet, typeName)
   return level
 }
 
 /** Planning context of a resolver call. */
-export function planContext (info: GraphQLResolveInfo, rest: Omit<PlanContext, 'schema' | 'fragments' | 'variables'>): PlanContext {
-  return { schema: info.schema, fragments: info.fragments, variables: info.variableValues, ...rest }
+export function planContext (info: GraphQLResolveInfo, rest: Omit<PlanContext, 'schema' | 'fragments' | 'variables' | 'visibility'>): PlanContext {
+  const visibility = rest.access === null ? null : new Visibility(rest.registry, rest.access.read)
+  return { schema: info.schema, fragments: info.fragments, variables: info.variableValues, visibility, ...rest }
 }
 
 /** The fields of a level, `id` and `documentId` always included; null keeps the default fields. */
@@ -242,15 +253,27 @@ export function populateTree (level: Level, ctx: PlanContext): PopulateTree {
   return tree
 }
 
+/**
+ * The fields of a level the caller may see: selecting an attribute outside a field-level
+ * permission is REST's 400 `Invalid key`; an extension's field (null) gets the visible defaults.
+ */
+function visibleFields (level: Level): Field[] | null {
+  if (level.allowed === null) return levelFields(level)
+  const checked = parseFields(level.model, level.fields === null ? undefined : [...level.fields], level.allowed)
+  return level.fields === null ? checked : levelFields(level)
+}
+
+/** What to render of a level of related rows: only the rows and attributes the caller may see. */
 function selection (level: Level, args: Json, ctx: PlanContext, list: boolean): PopulateSelection {
   const target = level.model
-  const canRead = ctx.access?.canRead ?? null
+  const { visibility } = ctx
   const filters = toStrapiFilters(target, ctx.registry, args.filters, ctx.entity)
   const window = list ? resolveWindow(args.pagination as any, ctx.defaultLimit, ctx.amountLimit) : null
+  const requested = parseFilters(target, filters, ctx.registry, visibility, level.allowed)
   return {
-    fields: levelFields(level),
-    filters: parseFilters(target, filters, ctx.registry, canRead),
-    sort: parseSort(target, args.sort ?? [], ctx.registry, canRead),
+    fields: visibleFields(level),
+    filters: target.modelType === 'contentType' && visibility !== null ? andFilters(requested, visibility.rows(target)) : requested,
+    sort: parseSort(target, args.sort ?? [], ctx.registry, visibility, level.allowed),
     populate: populateTree(level, ctx),
     start: window === null || window.start === 0 ? null : window.start,
     limit: window === null ? null : window.sqlLimit

@@ -58,8 +58,8 @@ export function buildSchema (deps: SchemaDeps): GraphQLSchema {
   const defaults = new Map<string, DefaultAuth>(USERS_PERMISSIONS_AUTH)
   for (const names of types.operations) {
     for (const [key, auth] of operationResolvers(resolverDeps, names, queries, mutations)) {
-      const readsDrafts = auth.action === 'find' || auth.action === 'findOne'
-      defaults.set(key, { ...auth, draft: readsDrafts ? (args) => statusOf(args) === 'draft' : undefined })
+      // Every operation with `status: DRAFT` reads drafts: mutations answer with the draft they wrote.
+      defaults.set(key, { ...auth, draft: (args) => statusOf(args) === 'draft' })
     }
   }
   const declared = Object.fromEntries(Object.entries(scalars(registry, deps.options.i18n.locales)).filter(([name]) => typeDefs.includes(`scalar ${name}`)))

@@ -3,6 +3,7 @@ import { FILE_UID, type Association, type ComponentAssociation, type MediaAssoci
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { castFilterValue } from './cast.js'
 import { isKnownAttribute } from './fields.js'
+import type { Visibility } from './visibility.js'
 
 /** Comparison operators, matched case-sensitively as Strapi does (`$STARTSWITH` is invalid). */
 export const COMPARISON_OPERATORS = [
@@ -42,8 +43,10 @@ export interface RelatedFilter {
   owner: string
   association: RelationAssociation | MediaAssociation | ComponentAssociation
   target: ContentType | Component
+  /** The related rows the caller may see (their type's row-level conditions), or null for all. */
+  visible: FilterNode | null
   child: FilterNode
-  /** Whether `child` holds for a row of NULLs: then parents without related rows match too. */
+  /** Whether `child` holds for a row of NULLs: then parents without (visible) related rows match too. */
   matchesNone: boolean
 }
 
@@ -55,9 +58,12 @@ const or = (children: FilterNode[]): FilterNode => children.length === 1 ? child
 
 interface Walk {
   registry: Registry | null
-  /** Relations to types the caller may not read cannot be filtered through (400, as Strapi). */
-  canRead: ((uid: string) => boolean) | null
-  /** A field-level permission: the root model's attributes a filter may name (all when null). */
+  /**
+   * What the caller may read through relations: a type it may not read cannot be filtered
+   * through (400, as Strapi), and only its visible rows and attributes count. Null: everything.
+   */
+  visibility: Visibility | null
+  /** A field-level permission: the attributes of this model a filter may name (all when null). */
   allowed: ReadonlySet<string> | null
   model: ContentType | Component
   /** Dotted path of attributes walked so far, for Strapi's "Invalid key x at a.b" messages. */
@@ -193,7 +199,9 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
     ? walk.registry.components.get(association.component)
     : walk.registry.get(association.kind === 'media' ? FILE_UID : association.target)
   if (target === undefined) throw invalidKey(association.name, path)
-  if (association.kind !== 'component' && walk.canRead !== null && !walk.canRead(target.uid)) throw invalidKey(association.name, path)
+  const { visibility } = walk
+  const related = association.kind === 'component' ? null : target as ContentType
+  if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(association.name, path)
   let inner: unknown = operand
   if (!isPlainObject(operand)) inner = { id: operand }
   else {
@@ -205,9 +213,11 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
     if (operators.length > 0) inner = { id: operand }
     if (keys.length === 0) return null
   }
-  const child = objectFilter(inner, { registry: walk.registry, canRead: walk.canRead, allowed: null, model: target, path: path.split('.') })
+  const allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
+  const child = objectFilter(inner, { registry: walk.registry, visibility, allowed, model: target, path: path.split('.') })
   if (child === null) return null
-  return { kind: 'related', owner: walk.model.uid, association, target, child, matchesNone: onNullRow(child) === true }
+  const visible = related === null || visibility === null ? null : visibility.rows(related)
+  return { kind: 'related', owner: walk.model.uid, association, target, visible, child, matchesNone: onNullRow(child) === true }
 }
 
 /** SQL's three-valued result of a filter on a row of NULLs (true, false or unknown = null). */
@@ -246,11 +256,11 @@ export function onNullRow (node: FilterNode): boolean | null {
  * dynamic zones and values that cannot be cast for their field are 400s.
  */
 export function parseFilters (
-  model: ContentType | Component, raw: unknown, registry: Registry | null = null, canRead: ((uid: string) => boolean) | null = null,
+  model: ContentType | Component, raw: unknown, registry: Registry | null = null, visibility: Visibility | null = null,
   allowed: ReadonlySet<string> | null = null
 ): FilterNode | null {
   if (raw === undefined || raw === null) return null
-  const walk: Walk = { registry, canRead, allowed, model, path: [] }
+  const walk: Walk = { registry, visibility, allowed, model, path: [] }
   if (Array.isArray(raw)) return and(raw.map((item) => objectFilter(item, walk)).filter(notNull))
   if (!isPlainObject(raw)) throw new ValidationError('The filters parameter must be an object or an array')
   return objectFilter(raw, walk)

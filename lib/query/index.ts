@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js'
+import { ForbiddenError, ValidationError } from '../errors.js'
 import type { AccessScope } from '../auth/access.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields } from './fields.js'
@@ -7,6 +7,7 @@ import { parsePagination, type Pagination, type PaginationLimits } from './pagin
 import { parseSort, type SortTerm } from './sort.js'
 import { parsePopulate, type PopulateTree } from './populate.js'
 import type { RawQuery } from './querystring.js'
+import { Visibility } from './visibility.js'
 
 export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
 export type { SortTerm } from './sort.js'
@@ -14,7 +15,8 @@ export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { PopulateTree, PopulateNode } from './populate.js'
 export type { RawQuery } from './querystring.js'
 export { paginationMeta } from './pagination.js'
-export { parseQueryString } from './querystring.js'
+export { parseQueryString, searchOf } from './querystring.js'
+export { Visibility, andFilters, type ReadAccess, type ReadAccessOf } from './visibility.js'
 
 export type Status = 'published' | 'draft'
 
@@ -77,9 +79,13 @@ export interface ParseOptions {
  */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
   const access = options.access
-  const canRead = access?.canRead ?? null
+  const status = parseStatus(raw.status)
+  // The grant was checked for the status the route read from the URL; this is the status the
+  // query runs with, parsed from the same text, so the two cannot disagree.
+  if (status === 'draft' && access !== undefined && !access.drafts) throw new ForbiddenError()
+  const visibility = access === undefined ? null : new Visibility(options.registry, access.read)
   const allowed = access?.fields ?? null
-  const requested = parseFilters(model, raw.filters, options.registry, canRead, allowed)
+  const requested = parseFilters(model, raw.filters, options.registry, visibility, allowed)
   // A row-level permission is one more filter, ANDed in, so it is enforced by the same SQL.
   const required = access?.conditions == null ? null : parseFilters(model, access.conditions, options.registry)
   const filters = required === null ? requested : requested === null ? required : { kind: 'and' as const, children: [requested, required] }
@@ -88,12 +94,12 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     ? null
     : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
   return {
-    fields: parseFields(model, raw.fields, access?.fields ?? null),
+    fields: parseFields(model, raw.fields, allowed),
     filters,
-    sort: parseSort(model, raw.sort, options.registry, canRead, allowed),
-    populate: parsePopulate(options.registry, model, raw.populate, canRead ?? undefined, allowed),
+    sort: parseSort(model, raw.sort, options.registry, visibility, allowed),
+    populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed),
     pagination: parsePagination(raw.pagination, options.limits),
-    status: parseStatus(raw.status),
+    status,
     locale,
     fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []
   }

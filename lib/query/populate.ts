@@ -4,11 +4,14 @@ import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields, splitList } from './fields.js'
 import { parseFilters, type FilterNode } from './filters.js'
+import { MAX_NESTING } from './querystring.js'
 import { parseSort, type SortTerm } from './sort.js'
+import { andFilters, type Visibility } from './visibility.js'
 
 /** What to render for one populated attribute; targets are registry models, never client names. */
 export interface PopulateSelection {
   fields: Field[] | null
+  /** The request's filters on the related rows, ANDed with the rows the caller may see. */
   filters: FilterNode | null
   sort: SortTerm[]
   populate: PopulateTree
@@ -32,6 +35,7 @@ export const LOCALIZATIONS = 'localizations'
 export type PopulateTree = Map<string, PopulateNode>
 
 type Model = ContentType | Component
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 const SELECTION_KEYS = new Set(['fields', 'filters', 'sort', 'populate', 'count', 'on', 'start', 'limit', 'page', 'pageSize'])
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -67,21 +71,19 @@ function window (options: Record<string, unknown>): { start: number | null, limi
   }
 }
 
+/** The attributes of a level the caller may see (all when null): a field-level permission. */
+type Allowed = ReadonlySet<string> | null
+
 class PopulateParser {
   readonly #registry: Registry
-  readonly #canRead: (uid: string) => boolean
-  /** A field-level permission: the root model's attributes that may be populated (all when null). */
-  readonly #allowed: ReadonlySet<string> | null
-  readonly #root: Model
-  constructor (registry: Registry, canRead: (uid: string) => boolean, allowed: ReadonlySet<string> | null, root: Model) {
+  readonly #visibility: Visibility | null
+  constructor (registry: Registry, visibility: Visibility | null) {
     this.#registry = registry
-    this.#canRead = canRead
-    this.#allowed = allowed
-    this.#root = root
+    this.#visibility = visibility
   }
 
-  #permitted (model: Model, name: string): boolean {
-    return this.#allowed === null || model !== this.#root || this.#allowed.has(name)
+  #canRead (uid: string): boolean {
+    return this.#visibility === null || this.#visibility.canRead(uid)
   }
 
   /** Relations and media to types the caller cannot read: left out of `*`, a 400 when named. */
@@ -91,51 +93,66 @@ class PopulateParser {
     return true
   }
 
+  /** The document's other locales are rows of its own type, read as through a relation. */
+  #hasLocalizations (model: Model): model is ContentType {
+    return model.modelType === 'contentType' && model.localized && this.#canRead(model.uid)
+  }
+
   /** Every association of a model, one level deep: what `populate=*` means. */
-  #all (model: Model): Record<string, unknown> {
+  #all (model: Model, allowed: Allowed): Record<string, unknown> {
     const visible = (a: Association): boolean => (model.attributes[a.name] as { private?: boolean }).private !== true
-    const names = [...model.associations.values()].filter((a) => visible(a) && this.#readable(a) && this.#permitted(model, a.name)).map((a) => a.name)
-    if (model.modelType === 'contentType' && model.localized) names.push(LOCALIZATIONS)
+    const names = [...model.associations.values()].filter((a) => visible(a) && this.#readable(a) && (allowed === null || allowed.has(a.name))).map((a) => a.name)
+    if (this.#hasLocalizations(model)) names.push(LOCALIZATIONS)
     return Object.fromEntries(names.map((name) => [name, true]))
   }
 
   /** Normalises every accepted form into `{ attribute: true | options-object }`. */
-  #normalise (model: Model, raw: unknown, path: string): Record<string, unknown> {
+  #normalise (model: Model, raw: unknown, allowed: Allowed): Record<string, unknown> {
     if (raw === undefined || raw === null || raw === '') return {}
-    if (raw === '*') return this.#all(model)
-    if (typeof raw === 'string') return this.#fromList(model, splitList(raw), path)
+    if (raw === '*') return this.#all(model, allowed)
+    if (typeof raw === 'string') return this.#fromList(splitList(raw))
     if (Array.isArray(raw)) {
       if (!raw.every((item) => typeof item === 'string')) {
         throw new ValidationError('Invalid populate parameter. Expected a string, an array of strings, a populate object')
       }
-      if (raw.includes('*')) return this.#all(model)
-      return this.#fromList(model, raw.flatMap(splitList), path)
+      if (raw.includes('*')) return this.#all(model, allowed)
+      return this.#fromList(raw.flatMap(splitList))
     }
     if (isPlainObject(raw)) return raw
     throw new ValidationError('Invalid populate parameter. Expected a string, an array of strings, a populate object')
   }
 
   /** `category,authors.avatar` → `{ category: true, authors: { populate: { avatar: true } } }`. */
-  #fromList (_model: Model, names: string[], _path: string): Record<string, unknown> {
+  #fromList (names: string[]): Record<string, unknown> {
     const tree: Record<string, unknown> = {}
     for (const name of names) {
-      const [head, ...rest] = name.split('.')
-      if (rest.length === 0) { if (tree[head] === undefined) tree[head] = true; continue }
-      const current = tree[head]
-      const options = isPlainObject(current) ? current : {}
-      const nested = isPlainObject(options.populate) ? options.populate as Record<string, unknown> : {}
-      const child = rest.join('.')
-      options.populate = { ...nested, ...this.#fromList(_model, [child], _path) }
-      tree[head] = options
+      const parts = name.split('.')
+      if (parts.length > MAX_NESTING + 1) throw new ValidationError(`Invalid populate: deeper than ${MAX_NESTING} levels`)
+      let level = tree
+      for (const [i, part] of parts.entries()) {
+        // Not attributes of any model; as object keys they would reach Object.prototype.
+        if (FORBIDDEN_KEYS.has(part)) throw invalidKey(part, parts.slice(0, i + 1).join('.'))
+        if (i === parts.length - 1) {
+          if (level[part] === undefined) level[part] = true
+          break
+        }
+        const options = isPlainObject(level[part]) ? level[part] as Record<string, unknown> : {}
+        const nested = isPlainObject(options.populate) ? options.populate as Record<string, unknown> : {}
+        options.populate = nested
+        level[part] = options
+        level = nested
+      }
     }
     return tree
   }
 
-  parse (model: Model, raw: unknown, path: string[]): PopulateTree {
+  parse (model: Model, raw: unknown, path: string[], allowed: Allowed): PopulateTree {
+    if (path.length > MAX_NESTING) throw new ValidationError(`Invalid populate: deeper than ${MAX_NESTING} levels`)
     const tree: PopulateTree = new Map()
-    for (const [name, value] of Object.entries(this.#normalise(model, raw, path.join('.')))) {
+    for (const [name, value] of Object.entries(this.#normalise(model, raw, allowed))) {
       if (value === undefined || value === null) continue
       if (name === LOCALIZATIONS && model.modelType === 'contentType' && model.localized) {
+        if (!this.#hasLocalizations(model)) throw invalidKey(name, name)
         const enabled = flag(value)
         if (enabled === false) continue
         const options = isPlainObject(value) ? value : {}
@@ -143,7 +160,8 @@ class PopulateParser {
         continue
       }
       const association = model.associations.get(name)
-      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association) || !this.#permitted(model, name)) {
+      if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association) ||
+        (allowed !== null && !allowed.has(name))) {
         throw invalidKey(name, name)
       }
       const enabled = flag(value)
@@ -159,12 +177,20 @@ class PopulateParser {
     return tree
   }
 
+  /**
+   * What to render of the related `target` rows: a content type shows only the rows and
+   * attributes the caller may see (its `find` grant's limits); a component, what its owner shows.
+   */
   #selection (target: Model, options: Record<string, unknown>, path: string[]): PopulateSelection {
+    const visibility = this.#visibility
+    const content = target.modelType === 'contentType' && visibility !== null ? target : null
+    const allowed = content === null ? null : visibility!.fields(content.uid)
+    const requested = parseFilters(target, options.filters, this.#registry, visibility, allowed)
     return {
-      fields: parseFields(target, options.fields),
-      filters: parseFilters(target, options.filters, this.#registry, this.#canRead),
-      sort: parseSort(target, options.sort, this.#registry, this.#canRead),
-      populate: this.parse(target, options.populate, path),
+      fields: parseFields(target, options.fields, allowed),
+      filters: content === null ? requested : andFilters(requested, visibility!.rows(content)),
+      sort: parseSort(target, options.sort, this.#registry, visibility, allowed),
+      populate: this.parse(target, options.populate, path, allowed),
       ...window(options)
     }
   }
@@ -214,7 +240,7 @@ class PopulateParser {
  * 400 "Invalid key".
  */
 export function parsePopulate (
-  registry: Registry, model: Model, raw: unknown, canRead: (uid: string) => boolean = () => true, allowed: ReadonlySet<string> | null = null
+  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null
 ): PopulateTree {
-  return new PopulateParser(registry, canRead, allowed, model).parse(model, raw, [])
+  return new PopulateParser(registry, visibility).parse(model, raw, [], allowed)
 }

@@ -2,6 +2,9 @@ import { ValidationError } from '../errors.js'
 import { FILE_UID, type ComponentAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { resolveField, splitList } from './fields.js'
+import { MAX_NESTING } from './querystring.js'
+import type { FilterNode } from './filters.js'
+import type { Visibility } from './visibility.js'
 
 /** One step from a model to a related one: a to-one (or first-of-many) relation, media or component. */
 export interface SortHop {
@@ -9,6 +12,8 @@ export interface SortHop {
   target: ContentType | Component
   /** The uid of the model declaring the association. */
   owner: string
+  /** The related rows the caller may see (their type's row-level conditions), or null for all. */
+  visible: FilterNode | null
 }
 
 export interface SortTerm {
@@ -19,7 +24,6 @@ export interface SortTerm {
 }
 
 type Model = ContentType | Component
-type CanRead = ((uid: string) => boolean) | null
 
 const INVALID_SORT = 'Invalid sort parameter. Expected a string, an array of strings, a sort object or an array of sort objects'
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
@@ -35,15 +39,30 @@ function invalidKey (key: string, path: string): ValidationError {
   return ValidationError.invalidKey(key, { key, path, source: 'query', param: 'sort' })
 }
 
-/** Resolves `category.name` (or `['category', 'name']`) to the hops and the final field. */
-function resolvePath (model: Model, names: string[], registry: Registry | null, canRead: CanRead): { path: SortHop[], field: Field } {
+/** What a sort may name: the registry, the caller's reach through relations, the root's attributes. */
+interface Reach {
+  registry: Registry | null
+  visibility: Visibility | null
+  /** A field-level permission on the root model (all when null). */
+  allowed: ReadonlySet<string> | null
+}
+
+/**
+ * Resolves `category.name` (or `['category', 'name']`) to the hops and the final field. Every
+ * name must be visible to the caller where it is used: sorting by an attribute reveals its order.
+ */
+function resolvePath (model: Model, names: string[], reach: Reach): { path: SortHop[], field: Field } {
+  const { registry, visibility } = reach
+  if (names.length > MAX_NESTING + 1) throw new ValidationError(`Invalid sort: deeper than ${MAX_NESTING} levels`)
   const path: SortHop[] = []
   let current = model
+  let allowed = reach.allowed
   for (const [i, name] of names.entries()) {
     if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
+    const where = names.slice(0, i + 1).join('.')
+    if (allowed !== null && Object.hasOwn(current.attributes, name) && !allowed.has(name)) throw invalidKey(name, where)
     if (i === names.length - 1) return { path, field: resolveField(current, name, 'sort') }
     const association = current.associations.get(name)
-    const where = names.slice(0, i + 1).join('.')
     if (association === undefined || association.kind === 'dynamiczone' || registry === null ||
       (current.attributes[name] as { private?: boolean }).private === true) {
       throw invalidKey(name, where)
@@ -51,29 +70,32 @@ function resolvePath (model: Model, names: string[], registry: Registry | null, 
     const target = association.kind === 'component'
       ? registry.components.get(association.component)
       : registry.get(association.kind === 'media' ? FILE_UID : association.target)
-    if (target === undefined || (association.kind !== 'component' && canRead !== null && !canRead(target.uid))) throw invalidKey(name, where)
-    path.push({ association, target, owner: current.uid })
+    if (target === undefined) throw invalidKey(name, where)
+    const related = target.modelType === 'contentType' ? target : null
+    if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(name, where)
+    path.push({ association, target, owner: current.uid, visible: related === null || visibility === null ? null : visibility.rows(related) })
     current = target
+    allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
   }
   throw new ValidationError('Field cannot be empty')
 }
 
-function termFromString (model: Model, item: string, registry: Registry | null, canRead: CanRead): SortTerm {
+function termFromString (model: Model, item: string, reach: Reach): SortTerm {
   const [name, order = 'asc', ...rest] = item.split(':')
   if (rest.length > 0) throw new ValidationError('Invalid order. order can only be one of asc|desc|ASC|DESC')
   if (name.trim() === '') throw new ValidationError('Field cannot be empty')
-  return { ...resolvePath(model, name.trim().split('.'), registry, canRead), direction: direction(order.trim()) }
+  return { ...resolvePath(model, name.trim().split('.'), reach), direction: direction(order.trim()) }
 }
 
 /** `{ title: 'desc' }` and nested `{ category: { name: 'asc' } }`. */
-function termsFromObject (model: Model, item: Record<string, unknown>, registry: Registry | null, canRead: CanRead, prefix: string[] = []): SortTerm[] {
+function termsFromObject (model: Model, item: Record<string, unknown>, reach: Reach, prefix: string[] = []): SortTerm[] {
   return Object.entries(item).flatMap(([name, order]) => {
     if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
     const names = [...prefix, name]
     if (typeof order === 'object' && order !== null && !Array.isArray(order)) {
-      return termsFromObject(model, order as Record<string, unknown>, registry, canRead, names)
+      return termsFromObject(model, order as Record<string, unknown>, reach, names)
     }
-    return [{ ...resolvePath(model, names, registry, canRead), direction: direction(order) }]
+    return [{ ...resolvePath(model, names, reach), direction: direction(order) }]
   })
 }
 
@@ -84,20 +106,16 @@ function termsFromObject (model: Model, item: Record<string, unknown>, registry:
  * fields, and dynamic zones, are a 400.
  */
 export function parseSort (
-  model: Model, raw: unknown, registry: Registry | null = null, canRead: CanRead = null, allowed: ReadonlySet<string> | null = null
+  model: Model, raw: unknown, registry: Registry | null = null, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null
 ): SortTerm[] {
   if (raw === undefined || raw === null || raw === '') return []
+  const reach: Reach = { registry, visibility, allowed }
   const items = Array.isArray(raw) ? raw : [raw]
   const terms: SortTerm[] = []
   for (const item of items) {
-    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, registry, canRead))
-    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, registry, canRead))
+    if (typeof item === 'string') for (const part of splitList(item)) terms.push(termFromString(model, part, reach))
+    else if (typeof item === 'object' && item !== null && !Array.isArray(item)) terms.push(...termsFromObject(model, item as Record<string, unknown>, reach))
     else throw new ValidationError(INVALID_SORT)
-  }
-  // A field-level permission: sorting by an attribute would reveal its order, so it must be listed.
-  for (const term of terms) {
-    const first = term.path[0]?.association.name ?? term.field.name
-    if (allowed !== null && Object.hasOwn(model.attributes, first) && !allowed.has(first)) throw invalidKey(first, first)
   }
   return terms
 }

@@ -4,7 +4,7 @@ import type { AccessControl, AccessGrant, AccessRequest, ContentAction, AccessSc
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseQueryString, type RawQuery } from '../query/index.js'
+import { parseQueryString, searchOf, type RawQuery } from '../query/index.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
   DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
@@ -38,12 +38,6 @@ function payload (body: unknown): Record<string, unknown> {
   const data = typeof body === 'object' && body !== null ? (body as { data?: unknown }).data : undefined
   if (typeof data !== 'object' || data === null) throw new ValidationError('Missing "data" payload in the request body')
   return data as Record<string, unknown>
-}
-
-/** The raw query string of a URL (what follows `?`). */
-function search (url: string): string {
-  const at = url.indexOf('?')
-  return at === -1 ? '' : url.slice(at + 1)
 }
 
 function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any, populate?: unknown } {
@@ -92,7 +86,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const page = await service.findPageJson(search(request.url), scope(request))
+        const page = await service.findPageJson(searchOf(request.url), scope(request))
         return send(request, reply, 200, listBody(page.json, page.pagination))
       }
     })
@@ -110,7 +104,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, search(request.url), scope(request))
+        const json = await service.findOneJson(documentId, searchOf(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -142,7 +136,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const json = await service.findOneJson(null, search(request.url), scope(request))
+        const json = await service.findOneJson(null, searchOf(request.url), scope(request))
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
