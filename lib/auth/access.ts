@@ -180,8 +180,8 @@ export class PermissionAccessControl implements AccessControl {
       }
       return access
     }
-    const readable = readableBy(principal, permissions)
-    const caller = readable.perUser && principal.kind === 'user' ? principal.user.id : ''
+    const fingerprint = fingerprintOf(principal, permissions)
+    const caller = fingerprint.perUser && principal.kind === 'user' ? principal.user.id : ''
     return {
       principal,
       scope: {
@@ -190,7 +190,7 @@ export class PermissionAccessControl implements AccessControl {
         read,
         drafts: readsDrafts || !this.#draftsRequirePermission,
         // Reads through relations bind the caller's values too: then the SQL is the caller's own.
-        key: `${readable.fingerprint}|${caller}|${readsDrafts ? 'd' : ''}|${conditions === null ? '' : JSON.stringify(conditions)}|${fields === null ? '' : [...fields].join(',')}`
+        key: `${fingerprint.fingerprint}|${caller}|${readsDrafts ? 'd' : ''}|${conditions === null ? '' : JSON.stringify(conditions)}|${fields === null ? '' : [...fields].join(',')}`
       }
     }
   }
@@ -226,7 +226,7 @@ function readAccess (principal: Principal, permissions: RolePermissions | null, 
   return { conditions, fields: permission.fields == null ? null : new Set(permission.fields) }
 }
 
-interface Readable {
+interface Fingerprint {
   /** Changes whenever what the caller holds does. */
   fingerprint: string
   /** Some grant's conditions name the caller's values (`$user.id`). */
@@ -234,24 +234,24 @@ interface Readable {
 }
 
 /** A fingerprint of the caller's grants, for the compiled-statement cache key. */
-function readableBy (principal: Principal, permissions: RolePermissions | null): Readable {
+function fingerprintOf (principal: Principal, permissions: RolePermissions | null): Fingerprint {
   if (principal.kind === 'token') {
     const { token } = principal
     return { fingerprint: token.type === 'custom' ? `token:${token.id}:${token.permissions.join(',')}` : `token:${token.type}`, perUser: false }
   }
   const role = roleOf(principal)
   if (role === null || permissions === null) return { fingerprint: 'none', perUser: false }
-  let readable = readableByMap.get(permissions)
-  if (readable === undefined) {
+  let known = fingerprints.get(permissions)
+  if (known === undefined) {
     const grants = JSON.stringify([...permissions.values()])
-    readable = { fingerprint: `role:${role}:${createHash('sha1').update(grants).digest('base64url')}`, perUser: grants.includes('"$user.') }
-    readableByMap.set(permissions, readable)
+    known = { fingerprint: `role:${role}:${createHash('sha1').update(grants).digest('base64url')}`, perUser: grants.includes('"$user.') }
+    fingerprints.set(permissions, known)
   }
-  return readable
+  return known
 }
 
 /** Computed once per loaded permission map (a reload, after a grant or revoke, is a new map). */
-const readableByMap = new WeakMap<RolePermissions, Readable>()
+const fingerprints = new WeakMap<RolePermissions, Fingerprint>()
 
 /** The permission that lets a caller read a content type (files are read through the upload plugin's). */
 export function readAction (uid: string): string {
