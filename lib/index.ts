@@ -28,7 +28,7 @@ export interface ContentApi {
   readonly schemaPlan: SchemaSyncResult
   /** The document service of a content type: the one path for reads and writes. */
   documents (uid: string): DocumentService
-  /** Roles and their permissions (`grant`, `revoke`, `createRole`, `listRoles`). */
+  /** Roles and their permissions (`grant`, `revoke`, `createRole`, `listRoles`, `tree`, `setActions`, `deleteRole`). */
   readonly permissions: PermissionStore
   /** API tokens (`create`, `list`, `revoke`, `regenerate`). */
   readonly apiTokens: ApiTokenService
@@ -83,8 +83,9 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   if (!(await permissions.bootstrap())) {
     app.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
   }
-  const authenticator = new Authenticator(handle.db, registry, apiTokens, options.auth.credentialsCacheMs)
+  const authenticator = new Authenticator(handle.db, registry, apiTokens, options.auth.credentialsCacheMs, options.auth.register.emailConfirmation)
   documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
+  permissions.onUsersMoved(() => { authenticator.forgetUsers() })
   apiTokens.onRevoke(() => { authenticator.forgetTokens() })
   const access = new PermissionAccessControl(authenticator, permissions, {
     draftsRequirePermission: options.auth.draftsRequirePermission,
@@ -103,6 +104,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     auth: {
       authenticator,
       credentials,
+      permissions,
       options: options.auth,
       locales: options.i18n,
       jwtSecret: secrets.jwtSecret,

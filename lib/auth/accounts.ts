@@ -1,6 +1,6 @@
 import { ApplicationError, ValidationError } from '../errors.js'
 import type { Document, DocumentService } from '../documents/service.js'
-import { verifyNothing, verifyPassword } from '../documents/password.js'
+import { hashPassword, needsRehash, verifyNothing, verifyPassword } from '../documents/password.js'
 import type { ResolvedOptions } from '../options.js'
 import { ROLE_UID, USER_UID } from './models.js'
 import type { Credentials, UserStore } from './users.js'
@@ -24,19 +24,30 @@ export async function checkLogin (deps: AccountDeps, identifier: string, passwor
   }
   if (deps.options.register.emailConfirmation && !found.confirmed) throw new ApplicationError('Your account email is not confirmed')
   if (found.blocked) throw new ApplicationError('Your account has been blocked by an administrator')
+  // A bcrypt hash migrated from Strapi becomes scrypt while the password is at hand.
+  if (needsRehash(found.password!)) await deps.credentials.setPasswordHash(found.id, await hashPassword(password))
   return found
+}
+
+/** Strapi refuses passwords longer than bcrypt reads: 72 bytes (bytes, not characters). */
+export function checkPasswordBytes (password: string): void {
+  if (Buffer.byteLength(password) > 72) throw new ValidationError('Password must be less than 73 bytes')
 }
 
 /**
  * Creates a registered user with the default role: the password limit, a lower-cased email,
- * email and username not yet taken. `extra` carries the `register.allowedFields` values.
+ * email and username not yet taken by a user of any provider. `extra` carries the
+ * `register.allowedFields` values.
  */
 export async function registerUser (
   deps: AccountDeps, input: { username: string, email: string, password: string, extra?: Record<string, unknown> }, confirmed: boolean
 ): Promise<Document> {
-  if (Buffer.byteLength(input.password) > 72) throw new ValidationError('Password must be less than 73 bytes')
+  checkPasswordBytes(input.password)
   const email = input.email.toLowerCase()
-  if (await deps.credentials.findCredentials(email) !== null || await deps.credentials.findCredentials(input.username) !== null) {
+  // Strapi's check, across providers (its `unique_email` default): neither value may be another
+  // user's email or username.
+  const candidates = [email, input.username]
+  if (await deps.credentials.isTaken({ emails: candidates, usernames: candidates })) {
     throw new ApplicationError('Email or Username are already taken')
   }
   const role = await deps.documents(ROLE_UID).findFirst({ filters: { type: deps.options.register.defaultRole } })

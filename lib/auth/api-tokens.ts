@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js'
 import { createDocumentId } from '../documents/document-id.js'
 import type { Registry } from '../model/registry.js'
 import { API_TOKEN_UID } from './models.js'
+import { knownActions } from './actions.js'
 
 export type ApiTokenType = 'read-only' | 'full-access' | 'custom'
 
@@ -52,22 +53,6 @@ function toToken (row: Record<string, any>): ApiToken {
     lifespan: row.lifespan === null || row.lifespan === undefined ? null : Number(row.lifespan),
     createdAt: iso(row.created_at)!
   }
-}
-
-/**
- * The actions a custom token may be given: the content actions of every application content type
- * and the plugins' content-API actions, as Strapi validates them.
- */
-function knownActions (registry: Registry): Set<string> {
-  const actions = new Set<string>()
-  for (const ct of registry.contentTypes.values()) {
-    if (ct.uid.startsWith('api::')) for (const action of ['find', 'findOne', 'findDrafts', 'create', 'update', 'delete']) actions.add(`${ct.uid}.${action}`)
-  }
-  for (const action of ['find', 'findOne', 'upload', 'destroy']) actions.add(`plugin::upload.content-api.${action}`)
-  for (const action of ['me', 'find', 'findOne', 'count', 'create', 'update', 'destroy']) actions.add(`plugin::users-permissions.user.${action}`)
-  for (const action of ['find', 'findOne']) actions.add(`plugin::users-permissions.role.${action}`)
-  actions.add('plugin::i18n.locales.listLocales')
-  return actions
 }
 
 /**

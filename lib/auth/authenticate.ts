@@ -63,12 +63,15 @@ export class Authenticator {
    */
   readonly #principals = new LruCache<string, { at: number, expiresAt: number | null, principal: Principal }>(10_000)
   readonly #ttlMs: number
+  /** With `auth.register.emailConfirmation`, an unconfirmed user's JWT is refused, as Strapi's strategy does. */
+  readonly #requireConfirmed: boolean
   #jwt: JWT | null = null
 
-  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService, ttlMs = 5000) {
+  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService, ttlMs = 5000, requireConfirmed = false) {
     this.#db = db
     this.#tokens = tokens
     this.#ttlMs = ttlMs
+    this.#requireConfirmed = requireConfirmed
     const users = registry.get(USER_UID)!
     const role = users.associations.get('role')
     if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
@@ -144,7 +147,9 @@ export class Authenticator {
     }
     if (userId !== null) {
       const user = await this.#cachedUser(userId)
-      if (user === null || user.blocked) throw new UnauthorizedError('Invalid credentials')
+      // Checked on the cached user too: confirming or blocking a user writes it through the
+      // document service, which clears the cache, so a refusal never outlives the change.
+      if (user === null || user.blocked || (this.#requireConfirmed && !user.confirmed)) throw new UnauthorizedError('Invalid credentials')
       return { kind: 'user', user }
     }
     const apiToken = await this.#cachedToken(token)

@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 import { createDocumentId } from '../documents/document-id.js'
+import { ApplicationError, NotFoundError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
-import { PERMISSION_UID, ROLE_UID } from './models.js'
+import { knownActions, permissionTree, type PermissionTree } from './actions.js'
+import { PERMISSION_UID, ROLE_UID, USER_UID } from './models.js'
 
 /** A granted action with its optional row and field limits. */
 export interface Permission {
@@ -55,6 +57,10 @@ export class PermissionStore {
   readonly #roles: string
   readonly #permissions: string
   readonly #link: { table: string, permission: string, role: string }
+  /** The users' link table to their role (`up_users_role_lnk`). */
+  readonly #users: { table: string, user: string, role: string }
+  readonly #known: ReadonlySet<string>
+  readonly #usersMoved = new Set<() => void>()
   readonly #ttlMs: number
   readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>>, loaded?: Map<string, Permission> }>()
 
@@ -66,6 +72,10 @@ export class PermissionStore {
     const role = permission.associations.get('role')
     if (role?.kind !== 'relation') throw new Error('the permission model has no role relation')
     this.#link = { table: role.link.table, permission: role.link.sourceColumn, role: role.link.targetColumn }
+    const userRole = registry.get(USER_UID)!.associations.get('role')
+    if (userRole?.kind !== 'relation') throw new Error('the user model has no role relation')
+    this.#users = { table: userRole.link.table, user: userRole.link.sourceColumn, role: userRole.link.targetColumn }
+    this.#known = knownActions(registry)
     this.#ttlMs = ttlMs
   }
 
@@ -113,8 +123,8 @@ export class PermissionStore {
     else this.#cache.delete(roleType)
   }
 
-  async #roleId (roleType: string): Promise<number> {
-    const row = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
+  async #roleId (roleType: string, db: Kysely<any> = this.#db): Promise<number> {
+    const row = await db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
     if (row === undefined) throw new Error(`Unknown role "${roleType}"`)
     return row.id as number
   }
@@ -151,21 +161,25 @@ export class PermissionStore {
     const roleId = await this.#roleId(roleType)
     await this.#db.transaction().execute(async (trx) => {
       await this.#remove(trx, roleId, actions)
-      const now = new Date().toISOString()
-      for (const action of actions) {
-        const row = await trx.insertInto(this.#permissions).values({
-          document_id: createDocumentId(),
-          action,
-          conditions: options.conditions === undefined ? null : JSON.stringify(options.conditions),
-          fields: options.fields === undefined ? null : JSON.stringify(options.fields),
-          created_at: now,
-          updated_at: now,
-          published_at: now
-        }).returning('id').executeTakeFirstOrThrow()
-        await trx.insertInto(this.#link.table).values({ [this.#link.permission]: row.id, [this.#link.role]: roleId }).execute()
-      }
+      await this.#insert(trx, roleId, actions, options)
     })
     this.#invalidate(roleType)
+  }
+
+  async #insert (db: Kysely<any>, roleId: number, actions: readonly string[], options: GrantOptions): Promise<void> {
+    const now = new Date().toISOString()
+    for (const action of actions) {
+      const row = await db.insertInto(this.#permissions).values({
+        document_id: createDocumentId(),
+        action,
+        conditions: options.conditions === undefined ? null : JSON.stringify(options.conditions),
+        fields: options.fields === undefined ? null : JSON.stringify(options.fields),
+        created_at: now,
+        updated_at: now,
+        published_at: now
+      }).returning('id').executeTakeFirstOrThrow()
+      await db.insertInto(this.#link.table).values({ [this.#link.permission]: row.id, [this.#link.role]: roleId }).execute()
+    }
   }
 
   /** Removes actions from a role. */
@@ -181,6 +195,77 @@ export class PermissionStore {
       .where('action', 'in', [...actions])
       .where(sql<boolean>`id in (select ${sql.ref(this.#link.permission)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.role)} = ${roleId})`)
       .execute()
+  }
+
+  /**
+   * Strapi's permission tree (see lib/auth/actions.ts): every known action, enabled where the
+   * role holds it; without a role, every action disabled (`GET /users-permissions/permissions`).
+   *
+   * @example
+   * (await permissions.tree('public'))['plugin::users-permissions'].controllers.auth.register // { enabled: true, policy: '' }
+   */
+  async tree (roleType?: string): Promise<PermissionTree> {
+    const granted = roleType === undefined ? new Set<string>() : new Set((await this.forRole(roleType)).keys())
+    return permissionTree(this.#known, granted)
+  }
+
+  /**
+   * Makes `actions` exactly the role's grants: grants it holds and keeps keep their row and field
+   * limits, the others are revoked, the new ones granted without limits (as Strapi's
+   * `updateRole`).
+   *
+   * ```sql
+   * delete from up_permissions where action in (<held, not wanted>) and id in (select permission_id from up_permissions_role_lnk where role_id = $1)
+   * insert into up_permissions ... -- and a link row, for each wanted action not held
+   * ```
+   */
+  async setActions (roleType: string, actions: readonly string[]): Promise<void> {
+    const wanted = new Set(actions)
+    await this.#db.transaction().execute(async (trx) => {
+      const roleId = await this.#roleId(roleType, trx)
+      const held = await trx.selectFrom(`${this.#permissions} as p`)
+        .innerJoin(`${this.#link.table} as l`, `l.${this.#link.permission}`, 'p.id')
+        .select('p.action').where(`l.${this.#link.role}`, '=', roleId).execute()
+      const holds = new Set(held.map((row) => row.action as string))
+      await this.#remove(trx, roleId, [...holds].filter((action) => !wanted.has(action)))
+      await this.#insert(trx, roleId, [...wanted].filter((action) => !holds.has(action)), {})
+    })
+    this.#invalidate(roleType)
+  }
+
+  /** How many users each role has, by role id (`nb_users` of `GET /users-permissions/roles`). */
+  async userCounts (): Promise<Map<number, number>> {
+    const { table, role } = this.#users
+    const rows = await this.#db.selectFrom(table).select([role, sql<string>`count(*)`.as('count')]).groupBy(role).execute()
+    return new Map(rows.map((row) => [row[role] as number, Number(row.count)]))
+  }
+
+  /**
+   * Deletes a role, as Strapi's `deleteRole`: its users move to the public role, its grants are
+   * deleted, then the role, in one transaction. The public role cannot be deleted.
+   */
+  async deleteRole (roleType: string): Promise<void> {
+    if (roleType === 'public') throw new ApplicationError('Cannot delete public role')
+    await this.#db.transaction().execute(async (trx) => {
+      const found = await trx.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
+      if (found === undefined) throw new NotFoundError('Role not found')
+      const roleId = found.id as number
+      const publicId = await this.#roleId('public', trx)
+      const { table, role } = this.#users
+      await trx.updateTable(table).set({ [role]: publicId }).where(role, '=', roleId).execute()
+      await trx.deleteFrom(this.#permissions)
+        .where(sql<boolean>`id in (select ${sql.ref(this.#link.permission)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.role)} = ${roleId})`)
+        .execute()
+      await trx.deleteFrom(this.#link.table).where(this.#link.role, '=', roleId).execute()
+      await trx.deleteFrom(this.#roles).where('id', '=', roleId).execute()
+    })
+    this.#invalidate(roleType)
+    for (const listener of this.#usersMoved) listener()
+  }
+
+  /** Called after users changed role behind the document service's back (a deleted role's users), so no cache keeps their old role. */
+  onUsersMoved (listener: () => void): void {
+    this.#usersMoved.add(listener)
   }
 
   /**

@@ -4,21 +4,24 @@ import rateLimit from '@fastify/rate-limit'
 import {
   ApplicationError, NotFoundError, RateLimitError, UnauthorizedError, ValidationError, type FieldError
 } from '../errors.js'
-import type { DocumentService } from '../documents/service.js'
+import type { DocumentService, QueryParams } from '../documents/service.js'
 import { verifyPassword } from '../documents/password.js'
 import type { EmailMessage, ResolvedOptions } from '../options.js'
 import { parseQueryString } from '../query/index.js'
 import type { AccessControl, AccessScope } from './access.js'
+import { enabledActions } from './actions.js'
 import type { Authenticator, AuthUser } from './authenticate.js'
 import { ROLE_UID, USER_UID } from './models.js'
+import type { PermissionStore } from './permissions.js'
 import type { UserStore } from './users.js'
-import { checkLogin, registerUser } from './accounts.js'
+import { checkLogin, checkPasswordBytes, registerUser } from './accounts.js'
 
 export interface AuthRoutesOptions {
   access: AccessControl
   credentials: UserStore
   authenticator: Authenticator
   documents: (uid: string) => DocumentService
+  permissions: PermissionStore
   options: ResolvedOptions['auth']
   locales: ResolvedOptions['i18n']
 }
@@ -36,6 +39,14 @@ function requireStrings (body: unknown, keys: readonly string[]): Record<string,
   return data as Record<string, string>
 }
 
+/**
+ * A role's type from its name when none is given, as Strapi's `snakeCase(deburr(toLower(name)))`:
+ * `'Content Editor'` is `content_editor`, `'Éditeur 2'` is `editeur_2`.
+ */
+export function roleType (name: string): string {
+  return (name.toLowerCase().normalize('NFD').replace(/[\u0300-\u036f]/g, '').match(/[a-z]+|[0-9]+/g) ?? []).join('_')
+}
+
 const json = (reply: FastifyReply, status: number, body: unknown): FastifyReply =>
   reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body))
 
@@ -45,8 +56,9 @@ const json = (reply: FastifyReply, status: number, body: unknown): FastifyReply 
  * Strapi; errors use the usual envelope. Each route checks its permission through the same
  * access control as content routes; the public role holds the auth actions by default.
  */
-export async function authRoutes (app: FastifyInstance, { access, credentials, authenticator, documents, options, locales }: AuthRoutesOptions): Promise<void> {
+export async function authRoutes (app: FastifyInstance, { access, credentials, authenticator, documents, permissions, options, locales }: AuthRoutesOptions): Promise<void> {
   const users = documents(USER_UID)
+  const roles = documents(ROLE_UID)
   const accounts = { credentials, documents, options }
   const limited = options.rateLimit === false ? {} : { rateLimit: { max: options.rateLimit.max, timeWindow: options.rateLimit.timeWindow } }
   if (options.rateLimit !== false) {
@@ -72,18 +84,54 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     return user
   }
 
+  /** A numeric id route parameter (users and roles keep numeric ids in Strapi's routes), or null. */
+  const idParam = (request: FastifyRequest, name = 'id'): number | null => {
+    const id = Number((request.params as Record<string, string>)[name])
+    return Number.isSafeInteger(id) ? id : null
+  }
+
   /**
-   * The user named by the `:id` route parameter (users keep numeric ids in Strapi's routes), as
-   * the caller's permission sees it: a row condition that excludes it makes it a 404.
+   * The user named by the `:id` route parameter, as the caller's permission sees it: a row
+   * condition that excludes it makes it a 404, as for a user that does not exist.
    */
-  async function userById (request: FastifyRequest): Promise<Record<string, unknown> & { id: number, documentId: string }> {
-    const id = Number((request.params as { id: string }).id)
-    const user = Number.isSafeInteger(id) ? await users.findFirst({ filters: { id }, access: scopeOf(request) }) : null
-    if (user === null) throw new NotFoundError()
+  async function userById (request: FastifyRequest, message?: string): Promise<Record<string, unknown> & { id: number, documentId: string }> {
+    const id = idParam(request)
+    const user = id === null ? null : await users.findFirst({ filters: { id }, access: scopeOf(request) })
+    if (user === null) throw new NotFoundError(message)
     return user
   }
 
   const scopeOf = (request: FastifyRequest): AccessScope | undefined => request.contentApiGrant?.scope
+
+  /**
+   * The read of `GET /users`, `/users/:id` and `/users/me`: the request's query string (`fields`,
+   * `populate`, `filters`, `sort`, pagination) under the caller's row and field limits, validated
+   * by the document service with its usual 400s, narrowed to one user when `id` is given (as
+   * Strapi's `fetch(id, query)` ANDs the id into the query's filters).
+   */
+  function usersQuery (request: FastifyRequest, id?: number): QueryParams {
+    const query = parseQueryString(request.url) as QueryParams
+    if (id === undefined) return { ...query, access: scopeOf(request) }
+    return { ...query, filters: query.filters === undefined ? { id } : { $and: [query.filters, { id }] }, access: scopeOf(request) }
+  }
+
+  /**
+   * Strapi's body rules for `POST` and `PUT /users`: private attributes (the reset and
+   * confirmation codes) are not writable, or a caller could set a code it knows and use it; a
+   * password fits in 72 bytes; a lower-cased email; email and username not another user's.
+   */
+  async function checkUserBody (body: Record<string, unknown>, exceptId?: number): Promise<Record<string, unknown>> {
+    for (const key of Object.keys(body)) {
+      if (users.model.attributes[key]?.private === true) throw ValidationError.invalidKey(key, { source: 'body' })
+    }
+    if (typeof body.password === 'string') checkPasswordBytes(body.password)
+    if (typeof body.username === 'string' && await credentials.isTaken({ usernames: [body.username] }, exceptId)) {
+      throw new ApplicationError('Username already taken')
+    }
+    if (typeof body.email !== 'string') return body
+    if (await credentials.isTaken({ emails: [body.email] }, exceptId)) throw new ApplicationError('Email already taken')
+    return { ...body, email: body.email.toLowerCase() }
+  }
 
   async function currentUser (request: FastifyRequest): Promise<AuthUser> {
     const principal = await access.principal(request)
@@ -118,7 +166,13 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       const confirmed = !options.register.emailConfirmation
       const created = await registerUser(accounts, { username, email, password, extra: body }, confirmed)
       if (!confirmed) {
-        await sendConfirmation(request, created.id, email.toLowerCase())
+        try {
+          await sendConfirmation(request, created.id, email.toLowerCase())
+        } catch (err) {
+          // The user stays created, as in Strapi: send-email-confirmation can try again.
+          request.log.error({ err }, 'fastify-content-api: sending the confirmation email failed')
+          throw new ApplicationError('Error sending confirmation email')
+        }
         return json(reply, 200, { user: await userJson(created.id) })
       }
       return json(reply, 200, { jwt: authenticator.issue(created), user: await userJson(created.id) })
@@ -129,17 +183,18 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/me',
     action: 'user.me',
-    handler: async (request, reply) => json(reply, 200, await userJson((await currentUser(request)).id))
+    handler: async (request, reply) => {
+      const me = await users.findFirst(usersQuery(request, (await currentUser(request)).id))
+      if (me === null) throw new NotFoundError()
+      return json(reply, 200, me)
+    }
   })
 
   route({
     method: 'GET',
     url: '/users',
     action: 'user.find',
-    handler: async (request, reply) => {
-      const query = parseQueryString(request.url)
-      return json(reply, 200, await users.findMany({ ...query, access: request.contentApiGrant!.scope } as any))
-    }
+    handler: async (request, reply) => json(reply, 200, await users.findMany(usersQuery(request)))
   })
 
   route({
@@ -153,7 +208,12 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/:id',
     action: 'user.findOne',
-    handler: async (request, reply) => json(reply, 200, await userById(request))
+    handler: async (request, reply) => {
+      const id = idParam(request)
+      const user = id === null ? null : await users.findFirst(usersQuery(request, id))
+      if (user === null) throw new NotFoundError()
+      return json(reply, 200, user)
+    }
   })
 
   route({
@@ -161,14 +221,15 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     url: '/users',
     action: 'user.create',
     handler: async (request, reply) => {
-      const body = isPlainObject(request.body) ? request.body : {}
       // Strapi's create-user rules: a password, a lower-cased email, unique email and username, the local provider.
-      const { username, email } = requireStrings(body, ['username', 'email', 'password'])
-      const lowered = email.toLowerCase()
-      if (await credentials.findCredentials(lowered) !== null) throw new ApplicationError('Email already taken')
-      if (await credentials.findCredentials(username) !== null) throw new ApplicationError('Username already taken')
-      const role = body.role ?? (await documents(ROLE_UID).findFirst({ filters: { type: options.register.defaultRole } }))?.documentId
-      const created = await users.create({ data: { confirmed: true, ...body, email: lowered, provider: 'local', role }, access: scopeOf(request) })
+      requireStrings(request.body, ['username', 'email', 'password'])
+      const body = await checkUserBody(request.body as Record<string, unknown>)
+      const created = await users.create({ data: { confirmed: true, ...body, provider: 'local' }, access: scopeOf(request) })
+      if (body.role === undefined) {
+        // The server's choice, not the caller's write: it needs neither role.find nor a field grant.
+        const role = await roles.findFirst({ filters: { type: options.register.defaultRole } })
+        if (role !== null) await users.update({ documentId: created.documentId, data: { role: role.documentId } })
+      }
       return json(reply, 201, await userJson(created.id))
     }
   })
@@ -178,8 +239,16 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     url: '/users/:id',
     action: 'user.update',
     handler: async (request, reply) => {
-      const existing = await userById(request)
-      await users.update({ documentId: existing.documentId, data: isPlainObject(request.body) ? request.body : {}, access: scopeOf(request) })
+      // Strapi's order: an unknown user first, then the body.
+      const existing = await userById(request, 'User not found')
+      const body = isPlainObject(request.body) ? request.body : {}
+      if (Object.hasOwn(body, 'password') && (body.password === null || body.password === '')) {
+        // Read apart from the caller's field limits, which may hide `provider`.
+        const { provider } = (await users.findFirst({ filters: { id: existing.id }, fields: ['provider'] }))!
+        if (provider === 'local' || provider == null) throw new ValidationError('password.notNull')
+      }
+      const data = await checkUserBody(body, existing.id)
+      await users.update({ documentId: existing.documentId, data, access: scopeOf(request) })
       return json(reply, 200, await userJson(existing.id))
     }
   })
@@ -201,10 +270,13 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     action: 'auth.changePassword',
     limit: true,
     handler: async (request, reply) => {
-      const user = await currentUser(request)
+      // An API token that holds the action gets here: it is no user, as Strapi answers.
+      const principal = await access.principal(request)
+      if (principal.kind !== 'user') throw new ApplicationError('You must be authenticated to reset your password')
+      const { user } = principal
       const { currentPassword, password, passwordConfirmation } = requireStrings(request.body, ['currentPassword', 'password', 'passwordConfirmation'])
       if (password !== passwordConfirmation) throw new ValidationError('Passwords do not match')
-      const found = await credentials.findCredentials(user.username)
+      const found = await credentials.findById(user.id)
       if (found?.password == null || !(await verifyPassword(currentPassword, found.password))) {
         throw new ValidationError('The provided current password is invalid')
       }
@@ -242,7 +314,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     limit: true,
     handler: async (request, reply) => {
       const { email } = requireStrings(request.body, ['email'])
-      const found = await credentials.findCredentials(email.toLowerCase())
+      const found = await credentials.findByEmail(email)
       // The same answer whether or not the address exists: no user enumeration.
       if (found !== null && !found.blocked && options.email !== undefined) {
         const code = randomBytes(64).toString('hex')
@@ -281,8 +353,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       if (found === null) throw new ValidationError('Invalid token')
       await users.update({ documentId: found.documentId, data: { confirmed: true } })
       await credentials.setSecret(found.id, 'confirmationToken', null)
-      const target = options.urls.emailConfirmationRedirect
-      return target === undefined ? json(reply, 200, { jwt: authenticator.issue(found), user: await userJson(found.id) }) : reply.redirect(target)
+      return reply.redirect(options.urls.emailConfirmationRedirect ?? '/')
     }
   })
 
@@ -293,19 +364,37 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     limit: true,
     handler: async (request, reply) => {
       const { email } = requireStrings(request.body, ['email'])
-      const found = await credentials.findCredentials(email.toLowerCase())
-      if (found !== null && found.blocked) throw new ApplicationError('blocked.user')
-      if (found !== null && found.confirmed) throw new ApplicationError('Already confirmed')
-      if (found !== null) await sendConfirmation(request, found.id, found.email)
-      return json(reply, 200, { email, sent: true })
+      const found = await credentials.findByEmail(email)
+      if (found === null) return json(reply, 200, { email, sent: true })
+      if (found.confirmed) throw new ApplicationError('Already confirmed')
+      if (found.blocked) throw new ApplicationError('User blocked')
+      await sendConfirmation(request, found.id, found.email)
+      return json(reply, 200, { email: found.email, sent: true })
     }
   })
+
+  /** The role named by a route parameter, or Strapi's 404. */
+  async function roleById (request: FastifyRequest, name: string): Promise<Record<string, unknown> & { id: number, documentId: string, type: string }> {
+    const id = idParam(request, name)
+    const role = id === null ? null : await roles.findFirst({ filters: { id } })
+    if (role === null) throw new NotFoundError('Role not found')
+    return role as Record<string, unknown> & { id: number, documentId: string, type: string }
+  }
+
+  const nonEmptyBody = (body: unknown): Record<string, unknown> => {
+    if (!isPlainObject(body) || Object.keys(body).length === 0) throw new ValidationError('Request body cannot be empty')
+    return body
+  }
 
   route({
     method: 'GET',
     url: '/users-permissions/roles',
     action: 'role.find',
-    handler: async (_request, reply) => json(reply, 200, { roles: await documents(ROLE_UID).findMany({ sort: 'id' }) })
+    handler: async (_request, reply) => {
+      const counts = await permissions.userCounts()
+      const list = await roles.findMany({ sort: ['name', 'id'] })
+      return json(reply, 200, { roles: list.map((role) => ({ ...role, nb_users: counts.get(role.id) ?? 0 })) })
+    }
   })
 
   route({
@@ -313,11 +402,62 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     url: '/users-permissions/roles/:id',
     action: 'role.findOne',
     handler: async (request, reply) => {
-      const id = Number((request.params as { id: string }).id)
-      const role = Number.isSafeInteger(id) ? await documents(ROLE_UID).findFirst({ filters: { id } }) : null
-      if (role === null) throw new NotFoundError()
-      return json(reply, 200, { role })
+      const role = await roleById(request, 'id')
+      return json(reply, 200, { role: { ...role, permissions: await permissions.tree(role.type) } })
     }
+  })
+
+  route({
+    method: 'POST',
+    url: '/users-permissions/roles',
+    action: 'role.createRole',
+    handler: async (request, reply) => {
+      const body = nonEmptyBody(request.body)
+      // The tree is checked before the role exists, so a bad tree creates nothing.
+      const actions = body.permissions === undefined ? [] : enabledActions(body.permissions)
+      const type = body.type ?? (typeof body.name === 'string' ? roleType(body.name) : undefined)
+      // Grants are keyed by the role's type: a role must have one.
+      if (type !== undefined && (typeof type !== 'string' || type === '')) {
+        throw ValidationError.fromFieldErrors([{ path: ['type'], message: 'type must be a non-empty string', name: 'ValidationError', value: type }])
+      }
+      const data = Object.fromEntries(Object.entries({ name: body.name, description: body.description, type }).filter(([, value]) => value !== undefined))
+      const role = await roles.create({ data })
+      await permissions.setActions(role.type as string, actions)
+      return json(reply, 200, { ok: true })
+    }
+  })
+
+  route({
+    method: 'PUT',
+    url: '/users-permissions/roles/:role',
+    action: 'role.updateRole',
+    handler: async (request, reply) => {
+      const body = nonEmptyBody(request.body)
+      const role = await roleById(request, 'role')
+      const actions = body.permissions === undefined ? null : enabledActions(body.permissions)
+      const data = Object.fromEntries(Object.entries(body).filter(([key]) => key === 'name' || key === 'description'))
+      if (Object.keys(data).length > 0) await roles.update({ documentId: role.documentId, data })
+      if (actions !== null) await permissions.setActions(role.type, actions)
+      return json(reply, 200, { ok: true })
+    }
+  })
+
+  route({
+    method: 'DELETE',
+    url: '/users-permissions/roles/:role',
+    action: 'role.deleteRole',
+    handler: async (request, reply) => {
+      const role = await roleById(request, 'role')
+      await permissions.deleteRole(role.type)
+      return json(reply, 200, { ok: true })
+    }
+  })
+
+  route({
+    method: 'GET',
+    url: '/users-permissions/permissions',
+    action: 'permissions.getPermissions',
+    handler: async (_request, reply) => json(reply, 200, { permissions: await permissions.tree() })
   })
 
   app.route({

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Registry } from '../model/registry.js'
 import { USER_UID } from './models.js'
 
@@ -59,6 +59,42 @@ export class UserStore {
       .orderBy('id')
       .executeTakeFirst()
     return this.#credentials(row)
+  }
+
+  async findById (id: number): Promise<Credentials | null> {
+    return this.#credentials(await this.#select().where('id', '=', id).executeTakeFirst())
+  }
+
+  /** A user of any provider by email, case-insensitively (never by username), as Strapi's forgot-password and send-email-confirmation look them up. */
+  async findByEmail (email: string): Promise<Credentials | null> {
+    const row = await this.#select().where(sql`lower(email)`, '=', email.toLowerCase()).orderBy('id').executeTakeFirst()
+    return this.#credentials(row)
+  }
+
+  /**
+   * Whether a user of any provider other than `exceptId` has one of these emails (compared
+   * case-insensitively) or usernames (exactly): Strapi's uniqueness checks, which its
+   * `unique_email` setting (on by default) applies across providers.
+   *
+   * ```sql
+   * select id from up_users where (lower(email) in ($1, $2) or username in ($3, $4)) and id <> $5 limit 1
+   * ```
+   */
+  async isTaken (taken: { emails?: readonly string[], usernames?: readonly string[] }, exceptId?: number): Promise<boolean> {
+    const emails = (taken.emails ?? []).map((email) => email.toLowerCase())
+    const usernames = taken.usernames ?? []
+    if (emails.length === 0 && usernames.length === 0) return false
+    let query = this.#db.selectFrom(this.#table).select('id').where((eb) => eb.or([
+      ...(emails.length > 0 ? [eb(sql`lower(email)`, 'in', emails)] : []),
+      ...(usernames.length > 0 ? [eb('username', 'in', usernames)] : [])
+    ]))
+    if (exceptId !== undefined) query = query.where('id', '<>', exceptId)
+    return await query.limit(1).executeTakeFirst() !== undefined
+  }
+
+  /** Replaces a stored password hash with another (a bcrypt hash re-hashed at sign-in); `hash` must already be one. */
+  async setPasswordHash (id: number, hash: string): Promise<void> {
+    await this.#db.updateTable(this.#table).set({ password: hash }).where('id', '=', id).execute()
   }
 
   async findBySecret (field: SecretField, digest: string): Promise<Credentials | null> {

@@ -75,6 +75,16 @@ export async function verifyPassword (plain: string, stored: string): Promise<bo
   return timingSafeEqual(key, parsed.key)
 }
 
+/**
+ * Whether a stored hash that just verified should be replaced by `hashPassword`'s: a bcrypt hash
+ * migrated from Strapi, or a scrypt hash with other cost parameters than today's.
+ */
+export function needsRehash (stored: string): boolean {
+  if (BCRYPT.test(stored)) return true
+  const parsed = parseHash(stored)
+  return parsed !== null && (parsed.n !== COST || parsed.r !== BLOCK_SIZE || parsed.p !== PARALLELISM)
+}
+
 let decoy: Promise<string> | null = null
 
 /**

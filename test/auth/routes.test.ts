@@ -1,7 +1,9 @@
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
+import { Writable } from 'node:stream'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { build } from '../helpers/build.js'
-import type { EmailMessage } from '../../lib/index.js'
+import { createTestDatabase } from '../helpers/database.js'
+import contentApi, { defineContentType, type EmailMessage } from '../../lib/index.js'
 
 /**
  * Strapi's users-and-permissions routes end to end: register, login, users/me, the users CRUD
@@ -16,6 +18,8 @@ const PASSWORD = 'Password123!'
 
 const FORBIDDEN = { data: null, error: { status: 403, name: 'ForbiddenError', message: 'Forbidden', details: {} } }
 const NOT_FOUND = { data: null, error: { status: 404, name: 'NotFoundError', message: 'Not Found', details: {} } }
+const USER_NOT_FOUND = { data: null, error: { status: 404, name: 'NotFoundError', message: 'User not found', details: {} } }
+const ROLE_NOT_FOUND = { data: null, error: { status: 404, name: 'NotFoundError', message: 'Role not found', details: {} } }
 const INVALID_LOGIN = { data: null, error: { status: 400, name: 'ValidationError', message: 'Invalid identifier or password', details: {} } }
 const error = (status: number, name: string, message: string, details: Record<string, unknown> = {}) =>
   ({ data: null, error: { status, name, message, details } })
@@ -58,8 +62,8 @@ async function buildApp (options: Record<string, unknown> = {}, plugin: Record<s
     apiTokenSalt: 'test-api-token-salt-0123456789',
     rateLimit: false as const,
     email: { send: (message: EmailMessage) => { mail.push(message) }, from: 'no-reply@example.com' },
-    urls: { resetPassword: 'https://app.example.com/reset-password' },
-    ...options
+    ...options,
+    urls: { resetPassword: 'https://app.example.com/reset-password', ...options.urls as Record<string, string> | undefined }
   }
   // Torn down with the file, not the subtest: the final leak check reads every app's secrets.
   const { app } = await build(t, { models: [], publicAccess: false, auth, ...plugin })
@@ -188,7 +192,14 @@ t.test('login', async (t) => {
   // A bcrypt hash as Strapi stores it (cost 10), written directly as a migration would.
   const bcrypt = (await import('bcryptjs')).default
   await app.contentApi.db.updateTable('up_users').set({ password: await bcrypt.hash(PASSWORD, 10) }).where('id', '=', migrated.id).execute()
+  const storedHash = async (): Promise<string> => (await app.contentApi.db.selectFrom('up_users').select('password').where('id', '=', migrated.id).executeTakeFirstOrThrow()).password
+  t.strictSame((await login('migrated', 'wrong-password')).json, INVALID_LOGIN, 'a wrong password against a bcrypt hash')
+  t.match(await storedHash(), /^\$2[aby]\$10\$/, 'a failed sign-in leaves the bcrypt hash')
   t.equal((await login('migrated', PASSWORD)).status, 200, 'a Strapi bcrypt hash verifies')
+  const rehashed = await storedHash()
+  t.match(rehashed, /^\$scrypt\$n=32768,r=8,p=1\$/, 'and is replaced by a scrypt hash in the same request')
+  t.equal((await login('migrated', PASSWORD)).status, 200, 'the password still works')
+  t.equal(await storedHash(), rehashed, 'a scrypt hash is not re-hashed')
   t.strictSame((await login('migrated', 'wrong-password')).json, INVALID_LOGIN)
   t.strictSame((await login('migrated@example.com', '')).json, required('password'))
 })
@@ -323,7 +334,7 @@ t.test('users CRUD and count', async (t) => {
     t.strictSame(Object.keys(updated.json).sort(), USER_KEYS)
     t.equal((await login('david', 'Changed123!')).status, 200, 'a new password is hashed')
     t.strictSame((await login('david', PASSWORD)).json, INVALID_LOGIN, 'the old one no longer works')
-    t.strictSame((await call('PUT', '/api/users/9999', { username: 'ghost' }, auth)).json, NOT_FOUND)
+    t.strictSame((await call('PUT', '/api/users/9999', { username: 'ghost' }, auth)).json, USER_NOT_FOUND)
     t.equal((await call('PUT', `/api/users/${created.json.id as number}`, { email: 'not-an-email' }, auth)).status, 400, 'validated')
 
     const deleted = await call('DELETE', `/api/users/${created.json.id as number}`, undefined, auth)
@@ -360,7 +371,7 @@ t.test('users CRUD and count', async (t) => {
     t.equal((await call('GET', '/api/users/count', undefined, auth)).json, 1, 'count counts only the caller')
     t.strictSame((await call('GET', `/api/users/${alice.user.id as number}`, undefined, auth)).json, alice.user, 'findOne of oneself')
     t.strictSame((await call('GET', `/api/users/${bob!.id}`, undefined, auth)).json, NOT_FOUND, 'findOne of another user')
-    t.strictSame((await call('PUT', `/api/users/${bob!.id}`, { blocked: true }, auth)).json, NOT_FOUND, 'update of another user')
+    t.strictSame((await call('PUT', `/api/users/${bob!.id}`, { blocked: true }, auth)).json, USER_NOT_FOUND, 'update of another user: as for one that does not exist')
     t.strictSame((await call('DELETE', `/api/users/${bob!.id}`, undefined, auth)).json, NOT_FOUND, 'delete of another user')
     const after = await users.findFirst({ filters: { username: 'bobby' } })
     t.match(after, { blocked: false }, 'the other user is untouched')
@@ -382,8 +393,13 @@ t.test('change-password', async (t) => {
   const body = { currentPassword: PASSWORD, password: 'NewPassword1!', passwordConfirmation: 'NewPassword1!' }
 
   t.strictSame((await call('POST', '/api/auth/change-password', body)).json, FORBIDDEN, 'no credentials: 403, the public role lacks the action')
-  const token = await app.contentApi.apiTokens.create({ name: 'cp-full', type: 'full-access' })
-  t.strictSame((await call('POST', '/api/auth/change-password', body, bearer(token.accessKey))).json, error(401, 'UnauthorizedError', 'Unauthorized'), 'an API token is no user')
+  const notAUser = error(400, 'ApplicationError', 'You must be authenticated to reset your password')
+  const full = await app.contentApi.apiTokens.create({ name: 'cp-full', type: 'full-access' })
+  t.strictSame((await call('POST', '/api/auth/change-password', body, bearer(full.accessKey))).json, notAUser, 'a full-access token holds the action, but is no user')
+  const custom = await app.contentApi.apiTokens.create({ name: 'cp-custom', type: 'custom', permissions: [`${UP}.auth.changePassword`] })
+  t.strictSame((await call('POST', '/api/auth/change-password', body, bearer(custom.accessKey))).json, notAUser, 'nor is a custom token that lists it')
+  const readOnly = await app.contentApi.apiTokens.create({ name: 'cp-read', type: 'read-only' })
+  t.strictSame((await call('POST', '/api/auth/change-password', body, bearer(readOnly.accessKey))).json, FORBIDDEN, 'a read-only token lacks the action')
   t.strictSame((await call('POST', '/api/auth/change-password', body, bearer('not-a-token'))).json, error(401, 'UnauthorizedError', 'Missing or invalid credentials'))
 
   t.strictSame((await call('POST', '/api/auth/change-password', {}, auth)).json, required('currentPassword', 'password', 'passwordConfirmation'))
@@ -407,6 +423,21 @@ t.test('change-password', async (t) => {
   t.equal((await call('GET', '/api/users/me', undefined, auth)).status, 200, 'JWTs issued before the change stay valid until they expire, as in Strapi')
   t.strictSame((await call('POST', '/api/auth/change-password', body, auth)).json, error(400, 'ValidationError', 'The provided current password is invalid'),
     'changing again from the old password fails')
+})
+
+t.test('change-password finds the caller by id, not by username', async (t) => {
+  // One user's email is another's username: a lookup by username would find the first user.
+  const first = await users.create({ data: { username: 'cp_first', email: 'cp.shared@example.com', provider: 'local', password: 'FirstPass1!', confirmed: true } })
+  // Registration refuses such a username now; users written directly (or before) may have one.
+  const role = await app.contentApi.documents(`${UP}.role`).findFirst({ filters: { type: 'authenticated' } })
+  const second = await users.create({ data: { username: 'cp.shared@example.com', email: 'cp.second@example.com', provider: 'local', password: PASSWORD, confirmed: true, role: role!.documentId } })
+  t.ok(first.id < second.id)
+  const { jwt } = (await login('cp.second@example.com', PASSWORD)).json
+  const changed = await call('POST', '/api/auth/change-password', { currentPassword: PASSWORD, password: 'SecondNew1!', passwordConfirmation: 'SecondNew1!' }, bearer(jwt))
+  t.equal(changed.status, 200, 'the current password is checked against the caller\'s own')
+  t.equal(changed.json.user.id, second.id)
+  t.equal((await login('cp.second@example.com', 'SecondNew1!')).status, 200, 'the caller\'s password changed')
+  t.equal((await login('cp_first', 'FirstPass1!')).status, 200, 'the other user\'s did not')
 })
 
 t.test('forgot and reset password', async (t) => {
@@ -490,14 +521,14 @@ t.test('email confirmation', async (t) => {
 
   t.strictSame((await call('POST', '/api/auth/local', { identifier: 'gina', password: PASSWORD })).json, error(400, 'ApplicationError', 'Your account email is not confirmed'))
 
-  const resent = await call('POST', '/api/auth/send-email-confirmation', { email: 'gina@example.com' })
-  t.strictSame(resent.json, { email: 'gina@example.com', sent: true })
+  const resent = await call('POST', '/api/auth/send-email-confirmation', { email: 'GINA@Example.com' })
+  t.strictSame(resent.json, { email: 'gina@example.com', sent: true }, 'the stored email, found case-insensitively')
   t.equal(mail.length, 2, 'sent again')
   const second = /confirmation=([0-9a-f]+)/.exec(mail[1].text)![1]
   t.not(second, code, 'with a new code')
   t.strictSame((await call('GET', `/api/auth/email-confirmation?confirmation=${code}`)).json, error(400, 'ValidationError', 'Invalid token'), 'the first code was replaced')
 
-  t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'nobody@example.com' })).json, { email: 'nobody@example.com', sent: true }, 'an unknown address')
+  t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'Nobody@Example.com' })).json, { email: 'Nobody@Example.com', sent: true }, 'an unknown address: as sent')
   t.equal(mail.length, 2, 'gets nothing')
   t.strictSame((await call('POST', '/api/auth/send-email-confirmation', {})).json, required('email'))
 
@@ -505,16 +536,20 @@ t.test('email confirmation', async (t) => {
   t.strictSame((await call('GET', '/api/auth/email-confirmation?confirmation=nope')).json, error(400, 'ValidationError', 'Invalid token'))
 
   const confirmed = await call('GET', `/api/auth/email-confirmation?confirmation=${second}`)
-  t.equal(confirmed.status, 200, 'without a redirect URL: the JWT and the user')
-  t.equal(confirmed.json.user.confirmed, true)
-  t.equal((await call('GET', '/api/users/me', undefined, bearer(confirmed.json.jwt))).status, 200)
+  t.equal(confirmed.status, 302, 'without a redirect URL: a redirect to /, as Strapi\'s')
+  t.equal(confirmed.headers.location, '/')
+  t.equal((await app.contentApi.documents(USER).findFirst({ filters: { username: 'gina' } }))?.confirmed, true)
   t.strictSame((await call('GET', `/api/auth/email-confirmation?confirmation=${second}`)).json, error(400, 'ValidationError', 'Invalid token'), 'a code works once')
   t.equal((await call('POST', '/api/auth/local', { identifier: 'gina', password: PASSWORD })).status, 200, 'signs in once confirmed')
   t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'gina@example.com' })).json, error(400, 'ApplicationError', 'Already confirmed'))
 
   const hank = await call('POST', '/api/auth/local/register', { username: 'hank', email: 'hank@example.com', password: PASSWORD })
   await app.contentApi.documents(USER).update({ documentId: hank.json.user.documentId, data: { blocked: true } })
-  t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'hank@example.com' })).json, error(400, 'ApplicationError', 'blocked.user'))
+  t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'hank@example.com' })).json, error(400, 'ApplicationError', 'User blocked'))
+  const gina = await app.contentApi.documents(USER).findFirst({ filters: { username: 'gina' } })
+  await app.contentApi.documents(USER).update({ documentId: gina!.documentId, data: { blocked: true } })
+  t.strictSame((await call('POST', '/api/auth/send-email-confirmation', { email: 'gina@example.com' })).json, error(400, 'ApplicationError', 'Already confirmed'),
+    'confirmed is checked before blocked')
 })
 
 t.test('email confirmation with a redirect', async (t) => {
@@ -541,24 +576,351 @@ t.test('the confirmation link starts with urls.server, whatever the request\'s H
   t.notMatch(mail[0].text, /evil/)
 })
 
+const article = defineContentType({
+  kind: 'collectionType',
+  collectionName: 'articles',
+  info: { singularName: 'article', pluralName: 'articles', displayName: 'Article' },
+  options: { draftAndPublish: false },
+  attributes: { title: { type: 'string' } }
+})
+
 t.test('roles', async (t) => {
-  t.strictSame((await call('GET', '/api/users-permissions/roles')).json, FORBIDDEN, 'not granted by default')
-  t.strictSame((await call('GET', '/api/users-permissions/roles/1')).json, FORBIDDEN)
-  await app.contentApi.permissions.grant('public', [`${UP}.role.find`, `${UP}.role.findOne`])
-  const list = await call('GET', '/api/users-permissions/roles')
-  t.equal(list.status, 200)
-  t.strictSame(list.json.roles.map((r: { type: string, name: string }) => [r.type, r.name]), [['public', 'Public'], ['authenticated', 'Authenticated']])
-  t.match(list.json.roles[0], { description: 'Default role given to unauthenticated user.' })
-  await app.contentApi.permissions.createRole({ name: 'Editor', type: 'editor', description: 'Edits' })
-  t.strictSame((await call('GET', '/api/users-permissions/roles')).json.roles.map((r: { type: string }) => r.type), ['public', 'authenticated', 'editor'], 'a created role is listed')
-  const one = await call('GET', `/api/users-permissions/roles/${list.json.roles[1].id as number}`)
-  t.equal(one.status, 200)
-  t.equal(one.json.role.type, 'authenticated', '{ role }')
-  t.strictSame((await call('GET', '/api/users-permissions/roles/999')).json, NOT_FOUND)
-  t.strictSame((await call('GET', '/api/users-permissions/roles/abc')).json, NOT_FOUND)
-  t.strictSame((await app.contentApi.permissions.listRoles()).map((r) => r.type), ['public', 'authenticated', 'editor'])
-  await app.contentApi.permissions.revoke('public', [`${UP}.role.find`, `${UP}.role.findOne`])
-  t.strictSame((await call('GET', '/api/users-permissions/roles')).json, FORBIDDEN)
+  const { app, call } = await buildApp({}, { models: [article] })
+  const { permissions } = app.contentApi
+  const ROLES = '/api/users-permissions/roles'
+  const routes: Array<[Method, string, unknown?]> = [
+    ['GET', ROLES], ['GET', `${ROLES}/1`], ['POST', ROLES, { name: 'Nobody' }], ['PUT', `${ROLES}/2`, { name: 'Renamed' }],
+    ['DELETE', `${ROLES}/2`], ['GET', '/api/users-permissions/permissions']
+  ]
+  const signUp = async (username: string): Promise<{ jwt: string, user: Record<string, any> }> =>
+    (await call('POST', '/api/auth/local/register', { username, email: `${username}@example.com`, password: PASSWORD })).json
+  const sam = await signUp('sam')
+  await signUp('tess')
+
+  t.test('none of the actions is granted by default', async (t) => {
+    const readOnly = await app.contentApi.apiTokens.create({ name: 'roles-read', type: 'read-only' })
+    for (const [method, url, payload] of routes) {
+      t.strictSame((await call(method, url, payload)).json, FORBIDDEN, `public: ${method} ${url}`)
+      t.strictSame((await call(method, url, payload, bearer(sam.jwt))).json, FORBIDDEN, `authenticated: ${method} ${url}`)
+      const expected = method === 'GET' && url !== '/api/users-permissions/permissions' ? 200 : 403
+      t.equal((await call(method, url, payload, bearer(readOnly.accessKey))).status, expected, `read-only token: ${method} ${url}`)
+    }
+    t.strictSame((await permissions.listRoles()).map((r) => r.name), ['Public', 'Authenticated'], 'nothing was created, renamed or deleted')
+  })
+
+  const admin = bearer((await app.contentApi.apiTokens.create({ name: 'roles-admin', type: 'full-access' })).accessKey)
+  const roleByType = async (type: string): Promise<Record<string, any>> =>
+    (await call('GET', ROLES, undefined, admin)).json.roles.find((r: { type: string }) => r.type === type)
+
+  t.test('GET /roles: sorted by name, with nb_users', async (t) => {
+    const list = await call('GET', ROLES, undefined, admin)
+    t.equal(list.status, 200)
+    t.strictSame(Object.keys(list.json), ['roles'])
+    t.strictSame(list.json.roles.map((r: Record<string, unknown>) => [r.name, r.type, r.nb_users]), [['Authenticated', 'authenticated', 2], ['Public', 'public', 0]])
+    t.strictSame(Object.keys(list.json.roles[0]).sort(), ['createdAt', 'description', 'documentId', 'id', 'name', 'nb_users', 'publishedAt', 'type', 'updatedAt'])
+  })
+
+  t.test('GET /roles/:id: the role with its permission tree', async (t) => {
+    const authenticated = await roleByType('authenticated')
+    const one = await call('GET', `${ROLES}/${authenticated.id as number}`, undefined, admin)
+    t.equal(one.status, 200)
+    t.strictSame(Object.keys(one.json), ['role'])
+    const { permissions: tree, ...role } = one.json.role
+    t.strictSame(role, (({ nb_users: _, ...rest }) => rest)(authenticated), 'the role')
+    t.strictSame(tree['plugin::users-permissions'].controllers.user.me, { enabled: true, policy: '' }, 'a grant of the role: plugin::users-permissions.user.me')
+    t.strictSame(tree['plugin::users-permissions'].controllers.auth.changePassword, { enabled: true, policy: '' })
+    t.strictSame(tree['plugin::users-permissions'].controllers.user.find, { enabled: false, policy: '' }, 'a known action it lacks')
+    t.strictSame(tree['api::article'].controllers.article, Object.fromEntries(['find', 'findOne', 'findDrafts', 'create', 'update', 'delete'].map((a) => [a, { enabled: false, policy: '' }])),
+      'api::article.article.<action> as type, controller, action')
+    t.strictSame(Object.keys(tree['plugin::users-permissions'].controllers).sort(), ['auth', 'permissions', 'role', 'user'])
+    const publicRole = (await call('GET', `${ROLES}/${(await roleByType('public')).id as number}`, undefined, admin)).json.role
+    t.strictSame(publicRole.permissions['plugin::users-permissions'].controllers.auth.register, { enabled: true, policy: '' })
+    t.strictSame(publicRole.permissions['plugin::users-permissions'].controllers.auth.connect, { enabled: true, policy: '' },
+      'a grant without a route (Strapi\'s default auth.connect) is listed too')
+    t.strictSame((await call('GET', `${ROLES}/999`, undefined, admin)).json, ROLE_NOT_FOUND)
+    t.strictSame((await call('GET', `${ROLES}/abc`, undefined, admin)).json, ROLE_NOT_FOUND)
+  })
+
+  t.test('GET /users-permissions/permissions: every action, none enabled', async (t) => {
+    const res = await call('GET', '/api/users-permissions/permissions', undefined, admin)
+    t.equal(res.status, 200)
+    t.strictSame(Object.keys(res.json), ['permissions'])
+    const actions: string[] = []
+    for (const [type, { controllers }] of Object.entries(res.json.permissions as Record<string, { controllers: Record<string, Record<string, { enabled: boolean }>> }>)) {
+      for (const [controller, entries] of Object.entries(controllers)) {
+        for (const [action, entry] of Object.entries(entries)) {
+          actions.push(`${type}.${controller}.${action}`)
+          if (entry.enabled) t.fail(`${type}.${controller}.${action} is enabled`)
+        }
+      }
+    }
+    for (const action of ['api::article.article.find', `${UP}.user.me`, `${UP}.role.createRole`, `${UP}.permissions.getPermissions`, 'plugin::upload.content-api.upload', 'plugin::i18n.locales.listLocales']) {
+      t.ok(actions.includes(action), action)
+    }
+    t.notOk(actions.includes(`${UP}.auth.connect`), 'only actions that exist')
+    // The same set a custom API token may list.
+    t.equal((await app.contentApi.apiTokens.create({ name: 'every-action', type: 'custom', permissions: actions })).permissions.length, actions.length)
+  })
+
+  const articles = app.contentApi.documents('api::article.article')
+  const post = await articles.create({ data: { title: 'Hello' } })
+  const editorTree = (enabled: string[]): Record<string, unknown> => ({
+    'api::article': { controllers: { article: Object.fromEntries(['find', 'create', 'update', 'delete'].map((a) => [a, { enabled: enabled.includes(a), policy: '' }])) } }
+  })
+  const actionsOf = async (type: string): Promise<string[]> => [...(await permissions.forRole(type)).keys()].sort()
+  const status = async (method: Method, url: string, payload?: unknown): Promise<number> => (await call(method, url, payload, bearer(sam.jwt))).status
+
+  t.test('POST /roles', async (t) => {
+    t.strictSame((await call('POST', ROLES, {}, admin)).json, error(400, 'ValidationError', 'Request body cannot be empty'))
+    t.strictSame((await call('POST', ROLES, undefined, admin)).json, error(400, 'ValidationError', 'Request body cannot be empty'), 'no body')
+    t.strictSame((await call('POST', ROLES, { name: 'Broken', permissions: 5 }, admin)).json,
+      error(400, 'ValidationError', 'Invalid permissions: permissions must be an object', { path: 'permissions' }))
+    t.strictSame((await call('POST', ROLES, { name: 'Broken', permissions: { 'api::article': { controllers: { article: { find: true } } } } }, admin)).json,
+      error(400, 'ValidationError', 'Invalid permissions: permissions.api::article.controllers.article.find must be an object', { path: 'permissions.api::article.controllers.article.find' }))
+    t.equal((await call('POST', ROLES, { description: 'no name' }, admin)).status, 400, 'a name is required')
+    t.strictSame((await permissions.listRoles()).map((r) => r.type), ['public', 'authenticated'], 'nothing was created')
+
+    const created = await call('POST', ROLES, { name: 'Content Editor', description: 'Edits articles', permissions: editorTree(['find', 'update']) }, admin)
+    t.equal(created.status, 200)
+    t.strictSame(created.json, { ok: true })
+    const editor = await roleByType('content_editor')
+    t.match(editor, { name: 'Content Editor', description: 'Edits articles', nb_users: 0 }, 'type: the snake_case of the name')
+    t.strictSame(await actionsOf('content_editor'), ['api::article.article.find', 'api::article.article.update'], 'the enabled actions, no others')
+
+    t.equal((await call('POST', ROLES, { name: 'Content Editor' }, admin)).json.error.name, 'ValidationError', 'a type that exists is refused')
+    t.equal((await call('POST', ROLES, { name: 'Writers', type: 'writer' }, admin)).status, 200, 'a type given')
+    t.equal((await call('POST', ROLES, { name: 'Éditeur 2' }, admin)).status, 200)
+    t.strictSame((await permissions.listRoles()).map((r) => r.type), ['public', 'authenticated', 'content_editor', 'writer', 'editeur_2'])
+
+    await app.contentApi.documents(USER).update({ documentId: sam.user.documentId, data: { role: editor.documentId } })
+    t.equal(await status('GET', '/api/articles'), 200, 'a user of the role holds its actions')
+    t.equal(await status('PUT', `/api/articles/${post.documentId}`, { data: { title: 'Edited' } }), 200)
+    t.equal(await status('DELETE', `/api/articles/${post.documentId}`), 403, 'and only those')
+    t.equal((await roleByType('content_editor')).nb_users, 1)
+  })
+
+  t.test('PUT /roles/:role', async (t) => {
+    const editor = await roleByType('content_editor')
+    const url = `${ROLES}/${editor.id as number}`
+    t.strictSame((await call('PUT', url, {}, admin)).json, error(400, 'ValidationError', 'Request body cannot be empty'))
+    t.strictSame((await call('PUT', `${ROLES}/999`, { name: 'Ghost' }, admin)).json, ROLE_NOT_FOUND)
+    t.equal((await call('PUT', url, { permissions: [] }, admin)).status, 400, 'a tree that is not one')
+
+    // A grant's row and field limits survive an update that keeps it enabled.
+    await permissions.grant('content_editor', ['api::article.article.find'], { fields: ['title'] })
+    const updated = await call('PUT', url, { name: 'Content Editors', description: 'Writes articles', type: 'ignored', permissions: editorTree(['find', 'create']) }, admin)
+    t.strictSame(updated.json, { ok: true })
+    t.match(await roleByType('content_editor'), { name: 'Content Editors', description: 'Writes articles' }, 'name and description; the type stays')
+    t.strictSame(await actionsOf('content_editor'), ['api::article.article.create', 'api::article.article.find'], 'exactly the enabled actions')
+    t.strictSame((await permissions.forRole('content_editor')).get('api::article.article.find')?.fields, ['title'], 'the kept grant keeps its fields')
+    t.equal(await status('PUT', `/api/articles/${post.documentId}`, { data: { title: 'Again' } }), 403, 'at once: update was revoked')
+    t.equal(await status('POST', '/api/articles', { data: { title: 'New' } }), 200, 'and create granted')
+
+    t.strictSame((await call('PUT', url, { name: 'Editors' }, admin)).json, { ok: true })
+    t.strictSame(await actionsOf('content_editor'), ['api::article.article.create', 'api::article.article.find'], 'without a tree the grants stay')
+  })
+
+  t.test('DELETE /roles/:role', async (t) => {
+    const publicRole = await roleByType('public')
+    t.strictSame((await call('DELETE', `${ROLES}/${publicRole.id as number}`, undefined, admin)).json, error(400, 'ApplicationError', 'Cannot delete public role'))
+    t.strictSame((await call('DELETE', `${ROLES}/999`, undefined, admin)).json, ROLE_NOT_FOUND)
+
+    await permissions.grant('public', ['api::article.article.delete'])
+    t.equal(await status('DELETE', `/api/articles/${post.documentId}`), 403, 'the user is an editor, who may not delete')
+    const editor = await roleByType('content_editor')
+    t.strictSame((await call('DELETE', `${ROLES}/${editor.id as number}`, undefined, admin)).json, { ok: true })
+    t.notOk((await permissions.listRoles()).some((r) => r.type === 'content_editor'), 'the role is gone')
+    const moved = await app.contentApi.documents(USER).findFirst({ filters: { id: sam.user.id }, populate: { role: true } } as any)
+    t.equal((moved?.role as { type: string }).type, 'public', 'its users moved to the public role, as in Strapi')
+    t.equal((await roleByType('public')).nb_users, 1)
+    t.equal(await status('DELETE', `/api/articles/${post.documentId}`), 204, 'at once: the user now holds the public role\'s grants')
+    const left = await app.contentApi.db.selectFrom('up_permissions').select('action').where('action', 'like', 'api::article.%').execute()
+    t.strictSame(left.map((row) => row.action), ['api::article.article.delete'], 'the role\'s grants were deleted, the public role\'s stay')
+  })
+})
+
+t.test('users/me and users/:id take the query string as /users does', async (t) => {
+  const { app, call } = await buildApp()
+  const { permissions } = app.contentApi
+  const nina = (await call('POST', '/api/auth/local/register', { username: 'nina', email: 'nina@example.com', password: PASSWORD })).json
+  const auth = bearer(nina.jwt)
+  const me = async (query: string) => await call('GET', `/api/users/me${query}`, undefined, auth)
+  const invalid = (key: string) => ({ status: 400, name: 'ValidationError', message: `Invalid key ${key}` })
+
+  t.strictSame(Object.keys((await me('?fields[0]=username')).json).sort(), ['documentId', 'id', 'username'], 'fields')
+  t.strictSame(Object.keys((await me('?fields=email')).json).sort(), ['documentId', 'email', 'id'])
+  t.match((await me('?fields[0]=password')).json.error, invalid('password'), 'the same 400s')
+  t.match((await me('?fields[0]=nope')).json.error, invalid('nope'))
+  t.match((await me('?populate=role')).json.error, invalid('role'), 'populating the role needs role.find')
+  t.notOk('role' in (await me('?populate=*')).json, 'populate=* leaves it out')
+
+  await permissions.grant('authenticated', [`${UP}.role.find`])
+  const withRole = await me('?populate=role')
+  t.equal(withRole.status, 200)
+  t.equal(withRole.json.role.type, 'authenticated', 'populate=role with role.find')
+  t.strictSame(Object.keys((await me('?populate[role][fields][0]=name')).json.role).sort(), ['documentId', 'id', 'name'])
+  t.equal((await me('?filters[username]=someone-else')).status, 404, 'filters narrow the read, as in Strapi\'s fetch(id, query)')
+
+  await permissions.grant('authenticated', [`${UP}.user.findOne`])
+  const url = `/api/users/${nina.user.id as number}`
+  t.strictSame(Object.keys((await call('GET', `${url}?fields[0]=email`, undefined, auth)).json).sort(), ['documentId', 'email', 'id'], 'findOne: fields')
+  t.equal((await call('GET', `${url}?populate=role`, undefined, auth)).json.role.type, 'authenticated', 'findOne: populate')
+  t.match((await call('GET', `${url}?fields[0]=confirmationToken`, undefined, auth)).json.error, invalid('confirmationToken'))
+
+  // The caller's field limits apply as on /users.
+  await permissions.grant('authenticated', [`${UP}.user.me`], { fields: ['username'] })
+  t.strictSame(Object.keys((await me('')).json).sort(), ['createdAt', 'documentId', 'id', 'publishedAt', 'updatedAt', 'username'], 'a field-limited grant')
+  t.match((await me('?fields[0]=email')).json.error, invalid('email'))
+  await permissions.revoke('authenticated', [`${UP}.role.find`])
+  t.match((await call('GET', `${url}?populate=role`, undefined, auth)).json.error, invalid('role'), 'revoked: at once')
+})
+
+t.test('PUT and POST /users: Strapi\'s checks', async (t) => {
+  const { app, call } = await buildApp()
+  const users = app.contentApi.documents(USER)
+  const admin = bearer((await app.contentApi.apiTokens.create({ name: 'users-admin', type: 'full-access' })).accessKey)
+  const signUp = async (username: string) => (await call('POST', '/api/auth/local/register', { username, email: `${username}@example.com`, password: PASSWORD })).json.user
+  const pat = await signUp('pat')
+  await signUp('quinn')
+  const octo = await users.create({ data: { username: 'octo', email: 'octo@example.com', provider: 'github' } })
+  const put = async (id: number | string, body: unknown) => await call('PUT', `/api/users/${id}`, body, admin)
+  const stored = async () => await app.contentApi.db.selectFrom('up_users').selectAll().where('id', '=', pat.id).executeTakeFirstOrThrow()
+  const before = await stored()
+
+  t.strictSame((await put(9999, { password: '' })).json, USER_NOT_FOUND, 'an unknown user first, whatever the body')
+  t.strictSame((await put('abc', {})).json, USER_NOT_FOUND)
+  t.strictSame((await put(pat.id, { password: '' })).json, error(400, 'ValidationError', 'password.notNull'), 'an empty password')
+  t.strictSame((await put(pat.id, { password: null })).json, error(400, 'ValidationError', 'password.notNull'), 'a null password')
+  t.strictSame((await put(pat.id, { password: 'é'.repeat(37) })).json, error(400, 'ValidationError', 'Password must be less than 73 bytes'))
+  t.strictSame((await put(pat.id, { username: 'quinn' })).json, error(400, 'ApplicationError', 'Username already taken'))
+  t.strictSame((await put(pat.id, { username: 'octo' })).json, error(400, 'ApplicationError', 'Username already taken'), 'by a user of another provider')
+  t.strictSame((await put(pat.id, { email: 'QUINN@example.com' })).json, error(400, 'ApplicationError', 'Email already taken'), 'an email taken in another case')
+  t.strictSame((await put(pat.id, { email: 'octo@example.com' })).json, error(400, 'ApplicationError', 'Email already taken'))
+  for (const key of ['resetPasswordToken', 'confirmationToken']) {
+    t.strictSame((await put(pat.id, { [key]: 'f'.repeat(64) })).json, error(400, 'ValidationError', `Invalid key ${key}`, { key, source: 'body' }),
+      `${key} cannot be set: a caller could set a code it knows`)
+    t.strictSame((await call('POST', '/api/users', { username: 'mallory', email: 'mallory@example.com', password: PASSWORD, [key]: 'f'.repeat(64) }, admin)).json,
+      error(400, 'ValidationError', `Invalid key ${key}`, { key, source: 'body' }), `nor on POST: ${key}`)
+  }
+  t.strictSame(await stored(), before, 'none of those wrote anything')
+  t.equal(await users.count({ filters: { username: 'mallory' } }), 0)
+
+  t.equal((await put(pat.id, { username: 'pat' })).status, 200, 'one\'s own username')
+  const moved = await put(pat.id, { email: 'Pat.New@Example.com' })
+  t.equal(moved.status, 200)
+  t.equal(moved.json.email, 'pat.new@example.com', 'the email is stored lower-cased')
+  t.equal((await put(pat.id, { email: 'PAT.NEW@example.com' })).status, 200, 'one\'s own email in another case')
+  t.equal((await put(pat.id, { password: 'a'.repeat(72) })).status, 200, '72 bytes')
+  t.equal((await call('POST', '/api/auth/local', { identifier: 'pat', password: 'a'.repeat(72) })).status, 200, 'the new password works')
+  t.equal((await put(octo.id, { password: null })).status, 200, 'a provider user may have no password')
+
+  t.strictSame((await call('POST', '/api/users', { username: 'octo2', email: 'OCTO@example.com', password: PASSWORD }, admin)).json,
+    error(400, 'ApplicationError', 'Email already taken'), 'POST: an email of any provider')
+  t.strictSame((await call('POST', '/api/users', { username: 'octo', email: 'octo3@example.com', password: PASSWORD }, admin)).json,
+    error(400, 'ApplicationError', 'Username already taken'), 'POST: a username of any provider')
+  t.strictSame((await call('POST', '/api/users', { username: 'longpw', email: 'longpw@example.com', password: 'é'.repeat(37) }, admin)).json,
+    error(400, 'ValidationError', 'Password must be less than 73 bytes'), 'POST: the password limit')
+})
+
+t.test('own-account updates: the condition picks the account, the fields what may change', async (t) => {
+  const { app, call } = await buildApp()
+  const { permissions } = app.contentApi
+  const signUp = async (username: string) => (await call('POST', '/api/auth/local/register', { username, email: `${username}@example.com`, password: PASSWORD })).json
+  const wes = await signUp('wes')
+  const xena = await signUp('xena')
+  const own = `/api/users/${wes.user.id as number}`
+  const auth = bearer(wes.jwt)
+  await permissions.grant('authenticated', [`${UP}.user.update`], { conditions: { id: { $eq: '$user.id' } } })
+  t.strictSame((await call('PUT', `/api/users/${xena.user.id as number}`, { username: 'x' }, auth)).json, USER_NOT_FOUND, 'another account')
+  const unsafe = await call('PUT', own, { provider: 'github', confirmed: false }, auth)
+  t.equal(unsafe.status, 200, 'without fields, a user may write their own provider and confirmed (as docs/auth.md warns)')
+  t.match(unsafe.json, { provider: 'github', confirmed: false })
+
+  await permissions.grant('authenticated', [`${UP}.user.update`], { conditions: { id: { $eq: '$user.id' } }, fields: ['username', 'email', 'password'] })
+  t.equal((await call('PUT', own, { username: 'wesley' }, auth)).status, 200, 'the listed fields')
+  for (const key of ['role', 'confirmed', 'blocked', 'provider']) {
+    t.match((await call('PUT', own, { [key]: key === 'role' ? 1 : key === 'provider' ? 'local' : true }, auth)).json.error, { status: 400, message: `Invalid key ${key}` }, `not ${key}`)
+  }
+  t.match(await app.contentApi.documents(USER).findFirst({ filters: { id: wes.user.id } }), { username: 'wesley', blocked: false, provider: 'github' }, 'nothing else was written')
+})
+
+t.test('register: taken by a user of any provider', async (t) => {
+  const { app, call } = await buildApp()
+  await app.contentApi.documents(USER).create({ data: { username: 'octo', email: 'octo@example.com', provider: 'github' } })
+  const taken = error(400, 'ApplicationError', 'Email or Username are already taken')
+  const attempt = async (username: string, email: string) => (await call('POST', '/api/auth/local/register', { username, email, password: PASSWORD })).json
+  t.strictSame(await attempt('octo2', 'OCTO@example.com'), taken, 'the email of a GitHub user')
+  t.strictSame(await attempt('octo', 'other@example.com'), taken, 'the username of a GitHub user')
+  t.strictSame(await attempt('octo@example.com', 'third@example.com'), taken, 'a username that is another user\'s email')
+  t.equal(await app.contentApi.documents(USER).count(), 1, 'nothing was created')
+  t.equal((await call('POST', '/api/auth/local/register', { username: 'newbie', email: 'newbie@example.com', password: PASSWORD })).status, 200)
+})
+
+t.test('register: a confirmation email that cannot be sent', async (t) => {
+  const lines: Array<{ level: number, msg: string, err?: { message: string } }> = []
+  const stream = new Writable({
+    write (chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line))
+      done()
+    }
+  })
+  const database = await createTestDatabase()
+  const app = Fastify({ logger: { level: 'error', stream }, pluginTimeout: 120_000 })
+  t.teardown(async () => {
+    await app.close()
+    await database.drop()
+  })
+  await app.register(contentApi, {
+    models: [],
+    db: database.db,
+    auth: {
+      jwtSecret: 'test-jwt-secret-0123456789',
+      apiTokenSalt: 'test-api-token-salt-0123456789',
+      rateLimit: false,
+      register: { emailConfirmation: true },
+      email: { send: async () => { throw new Error('SMTP server unreachable') } },
+      urls: { resetPassword: 'https://app.example.com/reset-password' }
+    }
+  })
+  await app.ready()
+  const call = client(app)
+  const res = await call('POST', '/api/auth/local/register', { username: 'uma', email: 'uma@example.com', password: PASSWORD })
+  t.strictSame(res.json, error(400, 'ApplicationError', 'Error sending confirmation email'))
+  t.match(await app.contentApi.documents(USER).findFirst({ filters: { username: 'uma' } }), { email: 'uma@example.com', confirmed: false }, 'the user stays created, as in Strapi')
+  t.ok(lines.some((line) => line.level === 50 && line.err?.message === 'SMTP server unreachable'), 'the error is logged')
+  t.strictSame((await call('POST', '/api/auth/local/register', { username: 'uma', email: 'uma@example.com', password: PASSWORD })).json,
+    error(400, 'ApplicationError', 'Email or Username are already taken'))
+})
+
+t.test('with email confirmation, the JWT of an unconfirmed user is refused', async (t) => {
+  const { app, call, mail } = await buildApp({ register: { emailConfirmation: true } })
+  const users = app.contentApi.documents(USER)
+  const registered = (await call('POST', '/api/auth/local/register', { username: 'rita', email: 'rita@example.com', password: PASSWORD })).json
+  const code = /confirmation=([0-9a-f]+)/.exec(mail[0].text)![1]
+  await users.update({ documentId: registered.user.documentId, data: { confirmed: true } })
+  const { jwt } = (await call('POST', '/api/auth/local', { identifier: 'rita', password: PASSWORD })).json
+  t.equal((await call('GET', '/api/users/me', undefined, bearer(jwt))).status, 200, 'confirmed: accepted (and the caller remembered)')
+  await users.update({ documentId: registered.user.documentId, data: { confirmed: false } })
+  t.strictSame((await call('GET', '/api/users/me', undefined, bearer(jwt))).json, error(401, 'UnauthorizedError', 'Invalid credentials'),
+    'unconfirmed: 401, as Strapi\'s strategy answers, although the credentials were cached')
+  t.equal((await call('GET', '/api/users/me', undefined, bearer(jwt))).status, 401, 'again')
+  t.equal((await call('GET', `/api/auth/email-confirmation?confirmation=${code}`)).status, 302)
+  t.equal((await call('GET', '/api/users/me', undefined, bearer(jwt))).status, 200, 'confirmed through the link: accepted at once')
+
+  const off = await buildApp()
+  const olly = (await off.call('POST', '/api/auth/local/register', { username: 'olly', email: 'olly@example.com', password: PASSWORD })).json
+  await off.app.contentApi.documents(USER).update({ documentId: olly.user.documentId, data: { confirmed: false } })
+  t.equal((await off.call('GET', '/api/users/me', undefined, bearer(olly.jwt))).status, 200, 'without email confirmation, `confirmed` does not matter')
+})
+
+t.test('forgot-password matches the email only', async (t) => {
+  const { call, mail } = await buildApp()
+  await call('POST', '/api/auth/local/register', { username: 'vera.alias@example.com', email: 'Vera@Example.com', password: PASSWORD })
+  t.strictSame((await call('POST', '/api/auth/forgot-password', { email: 'vera.alias@example.com' })).json, { ok: true })
+  t.equal(mail.length, 0, 'a username, even one that looks like an email, finds nobody')
+  t.strictSame((await call('POST', '/api/auth/forgot-password', { email: 'VERA@example.com' })).json, { ok: true })
+  t.equal(mail.length, 1, 'the email, in any case')
+  t.equal(mail[0].to, 'vera@example.com')
 })
 
 t.test('i18n locales', async (t) => {
