@@ -74,7 +74,12 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
   // Fastify's default plugin timeout on a slow machine.
   const app = Fastify({ logger: false, pluginTimeout: 0 })
   try {
-    await app.register(contentApi, await loadOptions(values.config!))
+    const options = await loadOptions(values.config!)
+    if ((command === 'create' || command === 'regenerate') && options.auth?.apiTokenSalt === undefined) {
+      // The plugin would generate a throwaway salt, and the key printed would never work against the application.
+      throw new Error(`token ${command} needs auth.apiTokenSalt in ${values.config!}: without the application's salt the key would not work against it`)
+    }
+    await app.register(contentApi, options)
     await app.ready()
     const tokens = app.contentApi.apiTokens
     const print = (value: unknown, text: string): void => io.out(values.json === true ? JSON.stringify(value, null, 2) : text)

@@ -116,9 +116,9 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 }
 
 /**
- * The JWT secret and the API-token salt. Production requires both (options validation refuses to
- * start without them); elsewhere missing ones are generated, with a warning, because every
- * restart then signs users out and voids API tokens.
+ * The JWT secret and the API-token salt. Only development and test (or no NODE_ENV) may go
+ * without them (options validation refuses to start elsewhere); there missing ones are
+ * generated, with a warning, because every restart then signs users out and voids API tokens.
  */
 function authSecrets (auth: ResolvedOptions['auth'], app: FastifyInstance): { jwtSecret: string, apiTokenSalt: string } {
   const missing = (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)

@@ -54,13 +54,13 @@ const QueryOptions = Type.Object({
 
 const AuthOptions = Type.Object({
   /**
-   * Secret of the HS256 JWTs users receive. Required in production (NODE_ENV=production); in
-   * development a throwaway one is generated, with a warning, and tokens die with the process.
+   * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
+   * `test`, where a throwaway one is generated, with a warning, and tokens die with the process.
    */
   jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
   /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
   jwtExpiresIn: Type.Union([Type.String(), Type.Integer({ minimum: 1 })], { default: '30d' }),
-  /** Key of the HMAC that stores API tokens. Required in production, like `jwtSecret`. */
+  /** Key of the HMAC that stores API tokens. Required where `jwtSecret` is. */
   apiTokenSalt: Type.Optional(Type.String({ minLength: 16 })),
   /** Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a minute); `false` disables. */
   rateLimit: Type.Union([
@@ -74,12 +74,12 @@ const AuthOptions = Type.Object({
     allowedFields: Type.Array(Type.String(), { default: [] }),
     /** Role type given to registered users. */
     defaultRole: Type.String({ default: 'authenticated' }),
-    /** New users must confirm their email (needs `email.send`). */
+    /** New users must confirm their email (needs `email.send`: without it, a configuration error). */
     emailConfirmation: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),
   /**
-   * Sends the forgot-password and confirmation emails: `send({ to, subject, text, html })`.
-   * Without it those flows answer as Strapi does but send nothing.
+   * Sends the forgot-password and confirmation emails: `send({ to, subject, text, html })`; needs
+   * `urls.resetPassword`. Without it those flows answer as Strapi does but send nothing.
    */
   email: Type.Optional(Type.Object({ send: Type.Unknown(), from: Type.Optional(Type.String()) }, { additionalProperties: false })),
   /**
@@ -220,14 +220,34 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
       }
     }
   }
-  if (resolved.auth.email !== undefined && typeof resolved.auth.email.send !== 'function') problems.push('auth.email.send must be a function')
-  if (process.env.NODE_ENV === 'production') {
-    // Throwaway secrets would sign out every user and void every API token at each restart.
-    if (resolved.auth.jwtSecret === undefined) problems.push('auth.jwtSecret is required in production')
-    if (resolved.auth.apiTokenSalt === undefined) problems.push('auth.apiTokenSalt is required in production')
-  }
+  problems.push(...checkAuth(resolved.auth))
   if (problems.length > 0) throw new ConfigurationError(problems)
   return resolved
+}
+
+/** Where a missing secret is generated (with a warning) rather than refused: no NODE_ENV, development, test. */
+function allowsThrowawaySecrets (env = process.env.NODE_ENV): boolean {
+  return env === undefined || env === 'development' || env === 'test'
+}
+
+/** The auth options' rules across keys: secrets outside development, and what the email flows need. */
+function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
+  if (typeof auth !== 'object' || auth === null) return []
+  const problems: string[] = []
+  const email = auth.email
+  if (email !== undefined && typeof email.send !== 'function') problems.push('auth.email.send must be a function')
+  // Registration would answer { user } and send nothing: the user could never confirm.
+  if (auth.register?.emailConfirmation === true && email === undefined) problems.push('auth.register.emailConfirmation needs auth.email.send')
+  // The reset email's link would have no host: `?code=...` alone.
+  if (email !== undefined && auth.urls?.resetPassword === undefined) problems.push('auth.email needs auth.urls.resetPassword (the page the reset-password email links to)')
+  const env = process.env.NODE_ENV
+  if (!allowsThrowawaySecrets(env)) {
+    // Throwaway secrets would sign out every user and void every API token at each restart.
+    const where = env === 'production' ? 'in production' : `when NODE_ENV is ${JSON.stringify(env)} (only development and test generate one)`
+    if (auth.jwtSecret === undefined) problems.push(`auth.jwtSecret is required ${where}`)
+    if (auth.apiTokenSalt === undefined) problems.push(`auth.apiTokenSalt is required ${where}`)
+  }
+  return problems
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */

@@ -229,3 +229,28 @@ t.test('a config module may export a function', async (t) => {
   t.equal(code, 0)
   t.match(out[0], /^\d+\tdup\tread-only/)
 })
+
+t.test('create and regenerate refuse a config without auth.apiTokenSalt', async (t) => {
+  // The plugin would generate a throwaway salt: the key printed would never work against the application.
+  const saltless = join(dir, 'saltless.config.mjs')
+  await writeFile(saltless, `import options from ${JSON.stringify(pathToFileURL(config).href)}
+export default { ...options, auth: { jwtSecret: options.auth.jwtSecret, rateLimit: false } }
+`)
+  const run = async (...argv: string[]): Promise<Run> => {
+    const out: string[] = []
+    const err: string[] = []
+    const code = await main([...argv, '--config', saltless], { out: (line) => out.push(line), err: (line) => err.push(line) })
+    return { code, out, err }
+  }
+  const before = JSON.parse((await cli('token', 'list', '--json')).out.join('\n')) as Array<{ name: string }>
+  const create = await run('token', 'create', '--name', 'saltless', '--type', 'read-only')
+  t.equal(create.code, 1)
+  t.strictSame(create.out, [], 'no key printed')
+  t.strictSame(create.err, [`fastify-content-api: token create needs auth.apiTokenSalt in ${saltless}: without the application's salt the key would not work against it`])
+  const regenerate = await run('token', 'regenerate', 'dup')
+  t.equal(regenerate.code, 1)
+  t.strictSame(regenerate.out, [])
+  t.strictSame(regenerate.err, [`fastify-content-api: token regenerate needs auth.apiTokenSalt in ${saltless}: without the application's salt the key would not work against it`])
+  t.strictSame(JSON.parse((await cli('token', 'list', '--json')).out.join('\n')), before, 'nothing was created or replaced')
+  t.equal((await run('token', 'list')).code, 0, 'list needs no salt')
+})

@@ -5,9 +5,11 @@ import contentApi, { ConfigurationError, type ContentApiOptions } from '../../li
 import { createTestDatabase } from '../helpers/database.js'
 
 /**
- * The auth secrets: production refuses to start without `auth.jwtSecret` and
- * `auth.apiTokenSalt` (throwaway ones would sign every user out and void every API token at
- * each restart); development starts with generated ones and says so in the log.
+ * The auth options: production, and every NODE_ENV but development and test, refuses to start
+ * without `auth.jwtSecret` and `auth.apiTokenSalt` (throwaway ones would sign every user out and
+ * void every API token at each restart); development and test start with generated ones and say
+ * so in the log. The email flows need what they send: a sender for confirmation, a reset page
+ * for the reset link.
  */
 
 const JWT_REQUIRED = 'auth.jwtSecret is required in production'
@@ -46,8 +48,8 @@ async function start (t: { teardown: (fn: () => Promise<void>) => void }, auth: 
   return { app, logs }
 }
 
-async function failure (auth: ContentApiOptions['auth']): Promise<unknown> {
-  return await withNodeEnv('production', async () => {
+async function failure (auth: ContentApiOptions['auth'], env = 'production'): Promise<unknown> {
+  return await withNodeEnv(env, async () => {
     const database = await createTestDatabase()
     const app = Fastify({ logger: false, pluginTimeout: 120_000 })
     try {
@@ -84,6 +86,43 @@ t.test('production: both secrets are required', async (t) => {
   t.strictSame([...other.problems].sort(), [SALT_REQUIRED, JWT_REQUIRED].sort(), 'other auth options do not stand in for the secrets')
 })
 
+t.test('any NODE_ENV but development and test: both secrets are required', async (t) => {
+  for (const env of ['staging', 'Production', 'prod', 'qa']) {
+    const err = await failure(undefined, env) as ConfigurationError
+    t.type(err, ConfigurationError, `NODE_ENV=${env}: a ConfigurationError`)
+    t.strictSame(err.problems, [
+      `auth.jwtSecret is required when NODE_ENV is "${env}" (only development and test generate one)`,
+      `auth.apiTokenSalt is required when NODE_ENV is "${env}" (only development and test generate one)`
+    ])
+  }
+  const withJwt = await failure({ jwtSecret: 'staging-jwt-secret-0123456789' }, 'staging') as ConfigurationError
+  t.strictSame(withJwt.problems, ['auth.apiTokenSalt is required when NODE_ENV is "staging" (only development and test generate one)'], 'only the missing one')
+  const { app } = await withNodeEnv('staging', async () => await start(t, {
+    jwtSecret: 'staging-jwt-secret-0123456789', apiTokenSalt: 'staging-api-token-salt-0123456789', rateLimit: false
+  }))
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'stage', email: 'stage@example.com', password: 'Password123!' } })).statusCode, 200,
+    'starts with both')
+})
+
+t.test('the email flows need what they send', async (t) => {
+  const secrets = { jwtSecret: 'production-jwt-secret-0123456789', apiTokenSalt: 'production-api-token-salt-0123456789' }
+  const noSender = await failure({ ...secrets, register: { emailConfirmation: true } }) as ConfigurationError
+  t.type(noSender, ConfigurationError)
+  t.strictSame(noSender.problems, ['auth.register.emailConfirmation needs auth.email.send'], 'email confirmation without a sender')
+  const send = async (): Promise<void> => {}
+  const noPage = await failure({ ...secrets, email: { send } }) as ConfigurationError
+  t.strictSame(noPage.problems, ['auth.email needs auth.urls.resetPassword (the page the reset-password email links to)'], 'a sender without the reset page')
+  const all = await failure({ register: { emailConfirmation: true }, jwtSecret: 'short' }) as ConfigurationError
+  t.strictSame([...all.problems].sort(), [
+    'auth.jwtSecret: must not have fewer than 16 characters', 'auth.register.emailConfirmation needs auth.email.send', SALT_REQUIRED
+  ].sort(), 'listed with every other problem, in one error')
+  const { app } = await withNodeEnv('development', async () => await start(t, {
+    ...secrets, rateLimit: false, register: { emailConfirmation: true }, email: { send }, urls: { resetPassword: 'https://app.example.com/reset' }
+  }))
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'mailed', email: 'mailed@example.com', password: 'Password123!' } })).statusCode, 200,
+    'both given: starts')
+})
+
 t.test('production: starts with both secrets, without a warning', async (t) => {
   const { app, logs } = await withNodeEnv('production', async () => await start(t, {
     jwtSecret: 'production-jwt-secret-0123456789', apiTokenSalt: 'production-api-token-salt-0123456789', rateLimit: false
@@ -110,8 +149,8 @@ t.test('secrets shorter than 16 characters are refused everywhere', async (t) =>
   t.match((err as ConfigurationError).problems.join('\n'), /auth\.apiTokenSalt/)
 })
 
-t.test('development: starts with throwaway secrets and a warning', async (t) => {
-  for (const env of ['development', undefined]) {
+t.test('development and test: start with throwaway secrets and a warning', async (t) => {
+  for (const env of ['development', 'test', undefined]) {
     const { app, logs } = await withNodeEnv(env, async () => await start(t, { rateLimit: false }))
     const warnings = logs.filter((l) => l.level === 40 && l.msg.includes('throwaway'))
     t.equal(warnings.length, 1, `NODE_ENV=${String(env)}: one warning`)
