@@ -592,7 +592,12 @@ t.test('the oracle\'s recorded auth answers', async (t) => {
   matchesOracle(t, await call('POST', '/api/auth/local', { identifier: 'seeduser', password: 'Password123!' }), 'auth-login-username', 'POST')
   matchesOracle(t, await call('POST', '/api/auth/local', { identifier: 'nobody@example.com', password: 'Password123!' }), 'auth-login-unknown-user', 'POST')
   matchesOracle(t, await call('POST', '/api/auth/local', { password: 'Password123!' }), 'auth-login-missing-identifier', 'POST')
-  matchesOracle(t, await call('GET', '/api/users/me?populate=role', undefined, jwt), 'users-me-populate-role')
+  // A known difference: the recorded Strapi drops `populate=role` silently here (200, no role)
+  // when the role lacks role.find; /users/me reads as /users does, which answers any explicit
+  // populate of an unreadable type with a 400 (docs/auth.md, "Users").
+  const meWithRole = await call('GET', '/api/users/me?populate=role', undefined, jwt)
+  t.equal(meWithRole.statusCode, 400, 'users-me-populate-role: 400, where Strapi recorded 200 without the role')
+  t.match(JSON.parse(meWithRole.body).error, invalidKey('role'))
   matchesOracle(t, await call('GET', '/api/users/me'), 'users-me-no-auth')
   matchesOracle(t, await call('GET', '/api/articles?pagination[pageSize]=2&fields[0]=title', undefined, jwt), 'jwt-list-articles')
 
