@@ -111,8 +111,11 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
    */
   function usersQuery (request: FastifyRequest, id?: number): QueryParams {
     const query = parseQueryString(request.url) as QueryParams
-    if (id === undefined) return { ...query, access: scopeOf(request) }
-    return { ...query, filters: query.filters === undefined ? { id } : { $and: [query.filters, { id }] }, access: scopeOf(request) }
+    // As Strapi's users controllers sanitise their query: a relation the caller may not read is
+    // left out of the answer (`/users/me?populate=role` without role.find), not a 400.
+    const read = { access: scopeOf(request), omitUnreadable: true }
+    if (id === undefined) return { ...query, ...read }
+    return { ...query, filters: query.filters === undefined ? { id } : { $and: [query.filters, { id }] }, ...read }
   }
 
   /**
@@ -224,12 +227,14 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
       // Strapi's create-user rules: a password, a lower-cased email, unique email and username, the local provider.
       requireStrings(request.body, ['username', 'email', 'password'])
       const body = await checkUserBody(request.body as Record<string, unknown>)
-      const created = await users.create({ data: { confirmed: true, ...body, provider: 'local' }, access: scopeOf(request) })
+      // The server's choices, not the caller's writes: they need neither a field grant nor role.find.
+      const trusted: Record<string, unknown> = { provider: 'local' }
+      if (body.confirmed === undefined) trusted.confirmed = true
       if (body.role === undefined) {
-        // The server's choice, not the caller's write: it needs neither role.find nor a field grant.
         const role = await roles.findFirst({ filters: { type: options.register.defaultRole } })
-        if (role !== null) await users.update({ documentId: created.documentId, data: { role: role.documentId } })
+        if (role !== null) trusted.role = role.documentId
       }
+      const created = await users.create({ data: body, trusted, access: scopeOf(request) })
       return json(reply, 201, await userJson(created.id))
     }
   })

@@ -46,6 +46,11 @@ export interface QueryParams {
   limit?: number
   /** The caller's limits from the access check (REST and GraphQL pass them; application code need not). */
   access?: AccessScope
+  /**
+   * `populate` leaves out relations to types the caller may not read instead of refusing them
+   * with a 400 (Strapi's users routes sanitise their query so). Only with `access`.
+   */
+  omitUnreadable?: boolean
 }
 
 export interface WriteParams {
@@ -56,6 +61,12 @@ export interface WriteParams {
   fields?: string | string[]
   populate?: unknown
   access?: AccessScope
+  /**
+   * Values the application sets itself (a default role, a provider), written with `data` but not
+   * the caller's: neither its field limits nor its reach through relations apply to them. Its
+   * row-level conditions still hold for the document written.
+   */
+  trusted?: Record<string, unknown>
 }
 
 export interface ServiceContext {
@@ -132,9 +143,9 @@ export class DocumentService {
   /** Application-code parameters go through the same validation as a REST query string. */
   #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
-    const { access, ...query } = params
+    const { access, omitUnreadable, ...query } = params
     return parseQuery(this.model, { ...query, pagination } as RawQuery, {
-      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access
+      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access, omitUnreadable
     })
   }
 
@@ -221,12 +232,13 @@ export class DocumentService {
    */
   async #prepare (params: WriteParams, partial: boolean): Promise<PreparedWrite> {
     const shape = this.#shape(params)
-    const data = plainData(params.data)
-    this.#checkWritable(data, params.access)
+    const requested = plainData(params.data)
+    this.#checkWritable(requested, params.access)
+    const data = params.trusted === undefined ? requested : { ...requested, ...params.trusted }
     const { status, locale } = this.#writeScope(params)
     const generated = partial ? new Set<string>() : generateUids(this.model, data)
     const input = validateInput(this.model, data, { partial, draft: this.#draftOnly(status) })
-    const associations = this.#associationInputs(input.deferred, params.access)
+    const associations = this.#associationInputs(input.deferred, params.access, new Set(Object.keys(params.trusted ?? {})))
     const values = await hashPasswords(this.model, input.values)
     return { shape, data, status, locale, values, associations, generated, access: params.access }
   }
@@ -539,7 +551,7 @@ export class DocumentService {
   }
 
   /** Relation inputs are parsed before the transaction; components and media validate as they write. */
-  #associationInputs (deferred: Record<string, unknown>, access: AccessScope | undefined): AssociationWrite[] {
+  #associationInputs (deferred: Record<string, unknown>, access: AccessScope | undefined, trusted: ReadonlySet<string>): AssociationWrite[] {
     const visibility = access === undefined ? null : new Visibility(this.#ctx.registry, access.read)
     return Object.entries(deferred).map(([name, value]): AssociationWrite => {
       const association = this.model.associations.get(name)
@@ -548,7 +560,7 @@ export class DocumentService {
         throw ValidationError.invalidKey(name, { key: name, source: 'body' })
       }
       if (association.kind !== 'relation') return [association, value, null]
-      const conditions = visibility?.rows(target!) ?? null
+      const conditions = trusted.has(name) ? null : visibility?.rows(target!) ?? null
       return [association, parseRelationInput(name, value), conditions === null ? null : this.#visibleDocuments(target!, conditions)]
     })
   }

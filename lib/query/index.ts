@@ -71,6 +71,8 @@ export interface ParseOptions {
   i18n: LocaleSettings
   /** Lists accept `locale=*`; single-document reads take the locale literally. */
   allowAllLocales: boolean
+  /** `populate` leaves out relations the caller may not read instead of answering 400. */
+  omitUnreadable?: boolean
 }
 
 /**
@@ -97,7 +99,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     fields: parseFields(model, raw.fields, allowed),
     filters,
     sort: parseSort(model, raw.sort, options.registry, visibility, allowed),
-    populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed),
+    populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed, options.omitUnreadable === true),
     pagination: parsePagination(raw.pagination, options.limits),
     status,
     locale,

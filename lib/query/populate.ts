@@ -77,9 +77,11 @@ type Allowed = ReadonlySet<string> | null
 class PopulateParser {
   readonly #registry: Registry
   readonly #visibility: Visibility | null
-  constructor (registry: Registry, visibility: Visibility | null) {
+  readonly #omitUnreadable: boolean
+  constructor (registry: Registry, visibility: Visibility | null, omitUnreadable: boolean) {
     this.#registry = registry
     this.#visibility = visibility
+    this.#omitUnreadable = omitUnreadable
   }
 
   #canRead (uid: string): boolean {
@@ -152,7 +154,10 @@ class PopulateParser {
     for (const [name, value] of Object.entries(this.#normalise(model, raw, allowed))) {
       if (value === undefined || value === null) continue
       if (name === LOCALIZATIONS && model.modelType === 'contentType' && model.localized) {
-        if (!this.#hasLocalizations(model)) throw invalidKey(name, name)
+        if (!this.#hasLocalizations(model)) {
+          if (this.#omitUnreadable) continue
+          throw invalidKey(name, name)
+        }
         const enabled = flag(value)
         if (enabled === false) continue
         const options = isPlainObject(value) ? value : {}
@@ -160,6 +165,7 @@ class PopulateParser {
         continue
       }
       const association = model.associations.get(name)
+      if (association !== undefined && !this.#readable(association) && this.#omitUnreadable) continue
       if (association === undefined || (model.attributes[name] as { private?: boolean } | undefined)?.private === true || !this.#readable(association) ||
         (allowed !== null && !allowed.has(name))) {
         throw invalidKey(name, name)
@@ -240,7 +246,7 @@ class PopulateParser {
  * 400 "Invalid key".
  */
 export function parsePopulate (
-  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null
+  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null, omitUnreadable = false
 ): PopulateTree {
-  return new PopulateParser(registry, visibility).parse(model, raw, [], allowed)
+  return new PopulateParser(registry, visibility, omitUnreadable).parse(model, raw, [], allowed)
 }
