@@ -4,6 +4,7 @@ import t from 'tap'
 import contentApi from '../lib/index.js'
 import { contentActions } from './helpers/build.js'
 import { createTestDatabase } from './helpers/database.js'
+import { seededRandom } from './helpers/random.js'
 import { oracleOptions } from './fixtures/oracle/models.js'
 import { seedOracle } from './fixtures/oracle/seed.js'
 
@@ -18,25 +19,8 @@ import { seedOracle } from './fixtures/oracle/seed.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20240611)
 
-// ---------------------------------------------------------------------------------------------
-// PRNG
-// ---------------------------------------------------------------------------------------------
-
-function mulberry32 (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-const random = mulberry32(SEED)
+const { next: random, chance, pick } = seededRandom(SEED)
 const int = (n: number): number => Math.floor(random() * n)
-const chance = (p: number): boolean => random() < p
-function pick<T> (items: readonly T[]): T { return items[int(items.length)] }
 
 // ---------------------------------------------------------------------------------------------
 // The model, as the generator sees it

@@ -2,6 +2,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { defineContentType } from '../../lib/index.js'
 import { build } from '../helpers/build.js'
+import { seededRandom } from '../helpers/random.js'
 
 /**
  * Property test of the filter language: random filter trees over a table full of NULLs, run
@@ -50,22 +51,8 @@ const ROW_COUNT = 80
 const TREE_COUNT = 300
 const MAX_DEPTH = 3
 
-/** mulberry32: small, fast and good enough to pick test data reproducibly. */
-function prng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-const random = prng(SEED)
-const chance = (p: number): boolean => random() < p
+const { next: random, chance, pick } = seededRandom(SEED)
 const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1))
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]
 
 const NAMES = ['Alpha', 'alpha', 'ALPHA beta', 'Beta', 'gamma_ray', '50% off', 'Delta', 'delta force', 'epsilon',
   'Zeta', 'a_b', 'ab', 'x%y', 'node', 'Node.js', '']
