@@ -225,11 +225,6 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   return resolved
 }
 
-/** Where a missing secret is generated (with a warning) rather than refused: no NODE_ENV, development, test. */
-function allowsThrowawaySecrets (env = process.env.NODE_ENV): boolean {
-  return env === undefined || env === 'development' || env === 'test'
-}
-
 /** The auth options' rules across keys: secrets outside development, and what the email flows need. */
 function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
   if (typeof auth !== 'object' || auth === null) return []
@@ -241,7 +236,8 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
   // The reset email's link would have no host: `?code=...` alone.
   if (email !== undefined && auth.urls?.resetPassword === undefined) problems.push('auth.email needs auth.urls.resetPassword (the page the reset-password email links to)')
   const env = process.env.NODE_ENV
-  if (!allowsThrowawaySecrets(env)) {
+  // A missing secret is generated (with a warning) rather than refused only without NODE_ENV, in development and test.
+  if (env !== undefined && env !== 'development' && env !== 'test') {
     // Throwaway secrets would sign out every user and void every API token at each restart.
     const where = env === 'production' ? 'in production' : `when NODE_ENV is ${JSON.stringify(env)} (only development and test generate one)`
     if (auth.jwtSecret === undefined) problems.push(`auth.jwtSecret is required ${where}`)

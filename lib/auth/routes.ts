@@ -136,6 +136,13 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     return { ...body, email: body.email.toLowerCase() }
   }
 
+  /** One user read with the request's query string (`/users/me`, `/users/:id`), or 404. */
+  async function readUser (request: FastifyRequest, id: number | null): Promise<unknown> {
+    const user = id === null ? null : await users.findFirst(usersQuery(request, id))
+    if (user === null) throw new NotFoundError()
+    return user
+  }
+
   async function currentUser (request: FastifyRequest): Promise<AuthUser> {
     const principal = await access.principal(request)
     if (principal.kind !== 'user') throw new UnauthorizedError()
@@ -186,11 +193,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/me',
     action: 'user.me',
-    handler: async (request, reply) => {
-      const me = await users.findFirst(usersQuery(request, (await currentUser(request)).id))
-      if (me === null) throw new NotFoundError()
-      return json(reply, 200, me)
-    }
+    handler: async (request, reply) => json(reply, 200, await readUser(request, (await currentUser(request)).id))
   })
 
   route({
@@ -211,12 +214,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/:id',
     action: 'user.findOne',
-    handler: async (request, reply) => {
-      const id = idParam(request)
-      const user = id === null ? null : await users.findFirst(usersQuery(request, id))
-      if (user === null) throw new NotFoundError()
-      return json(reply, 200, user)
-    }
+    handler: async (request, reply) => json(reply, 200, await readUser(request, idParam(request)))
   })
 
   route({

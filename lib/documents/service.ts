@@ -93,7 +93,6 @@ export interface JsonPage {
 
 type Row = Record<string, unknown>
 
-/** A write validated and ready for its transaction. */
 /**
  * One association of a write with its input (parsed, for relations) and, for a relation whose
  * target the caller sees only in part (row-level conditions), which of its documents it sees.
@@ -105,6 +104,7 @@ function writableRows (db: Kysely<any>, model: ContentType, filters: FilterNode 
   return scopedRows(db, model, { status: model.draftAndPublish ? 'draft' : 'published', locale, filters }, compile)
 }
 
+/** A write validated and ready for its transaction. */
 interface PreparedWrite {
   shape: { fields: Field[] | null, populate: PopulateTree }
   data: Record<string, unknown>
@@ -417,7 +417,7 @@ export class DocumentService {
       if (inLocale !== null) query = query.where('locale', '=', inLocale)
       else if (this.model.localized && params.access?.conditions != null) {
         // Every locale: only those whose version the caller may write.
-        const conditions = parseFilters(this.model, { $and: [params.access.conditions, { documentId }] }, this.#ctx.registry)
+        const conditions = this.#conditionsOn(documentId, params.access.conditions)
         query = query.where('locale', 'in', writableRows(trx, this.model, conditions, null, this.#ctx.compile).select('t.locale'))
       }
       const rows = await query.execute()
@@ -501,13 +501,18 @@ export class DocumentService {
    */
   async #permits (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
     if (access?.conditions == null) return true
-    const conditions = parseFilters(this.model, { $and: [access.conditions, { documentId }] }, this.#ctx.registry)
+    const conditions = this.#conditionsOn(documentId, access.conditions)
     const count = async (filters: FilterNode | null, inLocale: string | null): Promise<number> =>
       (await writableRows(trx, this.model, filters, inLocale, this.#ctx.compile).select(sql<number>`count(*)::int`.as('count')).executeTakeFirstOrThrow()).count
     if (await count(conditions, locale) > 0) return true
     if (locale === null) return false
     const localeExists = await count(parseFilters(this.model, { documentId }), locale) > 0
     return !localeExists && await count(conditions, null) > 0
+  }
+
+  /** A row-level permission's conditions narrowed to one document. */
+  #conditionsOn (documentId: string, conditions: Record<string, unknown>): FilterNode | null {
+    return parseFilters(this.model, { $and: [conditions, { documentId }] }, this.#ctx.registry)
   }
 
   /** Which of some documents of `target` the caller sees, given its conditions on that type. */

@@ -287,7 +287,8 @@ t.test('nesting is bounded; dotted paths cannot reach Object.prototype', async (
   await app.contentApi.permissions.grant('public', [`${USER}.find`, 'plugin::users-permissions.role.find'])
   const deep = (n: number): string => Array.from({ length: n }, () => 'category.articles').join('.')
   t.equal((await call('GET', `/api/articles?populate=${deep(5)}`)).status, 200, '10 levels: fine')
-  for (const url of [`/api/articles?populate=${deep(11)}`, `/api/users?populate=${Array.from({ length: 1000 }, () => 'role.users').join('.')}`,
+  const dotted20 = Array.from({ length: 20 }, (_, i) => i % 2 === 0 ? 'articles' : 'category').join('.')
+  for (const url of [`/api/articles?populate=${deep(11)}`, `/api/articles?populate[category][populate]=${dotted20}`, `/api/users?populate=${Array.from({ length: 1000 }, () => 'role.users').join('.')}`,
     `/api/articles?sort=${deep(11)}.title`, `/api/articles?sort=${deep(2000)}.title`]) {
     const res = await call('GET', url)
     t.equal(res.status, 400, `${url.slice(0, 60)}...`)
@@ -350,4 +351,17 @@ t.test('a localized write addresses one locale: its version must be the caller\'
   t.equal((await call('DELETE', `/api/pages/${other.documentId}?locale=*`)).status, 204)
   t.equal(await title(other.documentId, 'en'), undefined, 'every locale: the caller\'s versions go')
   t.equal(await title(other.documentId, 'fr'), 'FR2', 'the others stay')
+
+  const onlyEn = await pages.create({ data: { title: 'EN3', team: 'a' } })
+  const created = await call('PUT', `/api/pages/${onlyEn.documentId}?locale=fr`, undefined, { data: { title: 'FR3', team: 'a' } })
+  t.equal(created.status, 200, 'a new locale of a document that is the caller\'s in another locale')
+  t.equal(await title(onlyEn.documentId, 'fr'), 'FR3')
+  const theirs = await pages.create({ data: { title: 'EN4', team: 'b' } })
+  t.equal((await call('PUT', `/api/pages/${theirs.documentId}?locale=fr`, undefined, { data: { title: 'FR4', team: 'a' } })).status, 404,
+    'not of one that is nowhere the caller\'s')
+  t.equal(await title(theirs.documentId, 'fr'), undefined, 'created nothing')
+  const another = await pages.create({ data: { title: 'EN5', team: 'a' } })
+  t.strictSame((await call('PUT', `/api/pages/${another.documentId}?locale=fr`, undefined, { data: { title: 'FR5', team: 'b' } })).json, FORBIDDEN,
+    'and the new version must satisfy the conditions too')
+  t.equal(await title(another.documentId, 'fr'), undefined, 'the refused new locale was rolled back')
 })
