@@ -51,7 +51,7 @@ export interface FieldError {
 /** 400 — invalid input: a body that fails the model's rules, or a query key that is not allowed. */
 export class ValidationError extends ApplicationError {
   override readonly name = 'ValidationError'
-  override readonly code = 'FCA_ERR_VALIDATION'
+  override readonly code: string = 'FCA_ERR_VALIDATION'
 
   /** Strapi's shape for body validation: one message, every failing field in `details.errors`. */
   static fromFieldErrors (errors: FieldError[]): ValidationError {
@@ -64,6 +64,16 @@ export class ValidationError extends ApplicationError {
     const path = typeof details.path === 'string' && details.path !== key ? ` at ${details.path}` : ''
     return new ValidationError(`Invalid key ${key}${path}`, { key, ...details })
   }
+}
+
+/**
+ * 400 — a request over one of the configured bounds on a request's work (`limits.*`, the GraphQL
+ * limits): answered before any SQL runs. `details` names the option and its value, so a client
+ * knows which bound it met: `{ limit: 'limits.populateDepth', max: 6 }`.
+ */
+export class LimitError extends ValidationError {
+  override readonly code = 'FCA_ERR_LIMIT'
+  constructor (message: string, details: { limit: string, max: number } & ErrorDetails) { super(message, details) }
 }
 
 /** 400 — bad pagination parameters (page and offset modes mixed, non-integers). */
@@ -110,6 +120,24 @@ export class RateLimitError extends ContentApiError {
   readonly status = 429
   readonly code = 'FCA_ERR_RATE_LIMIT'
   constructor (message = 'Too many requests, please try again later.', details?: ErrorDetails) { super(message, details) }
+}
+
+/**
+ * 503 — the database cannot serve the request now: a lost or refused connection, a pool with no
+ * free connection in time, a statement over its timeout, a database shutting down. Answered with
+ * `Retry-After`; the cause is logged, never sent. Nothing was half-written: every write is one
+ * transaction.
+ */
+export class ServiceUnavailableError extends ContentApiError {
+  override readonly name = 'ServiceUnavailableError'
+  readonly status = 503
+  readonly code = 'FCA_ERR_SERVICE_UNAVAILABLE'
+  /** Seconds a client should wait before trying again (the `Retry-After` header). */
+  readonly retryAfter: number
+  constructor (message = 'Service Unavailable', retryAfter = 1) {
+    super(message)
+    this.retryAfter = retryAfter
+  }
 }
 
 /** 500 — our own failure. The message never carries SQL or a stack; the cause is logged. */

@@ -52,6 +52,26 @@ const QueryOptions = Type.Object({
   escapeLikeWildcards: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
+/**
+ * Bounds on the work one request may cause, checked before any SQL runs (a request over one is a
+ * 400 `LimitError` naming the option). docs/operations.md explains each and how its default was
+ * chosen.
+ */
+const LimitOptions = Type.Object({
+  /** Deepest nesting of `populate` (relations, media, components, dynamic zones), any form. */
+  populateDepth: Type.Integer({ minimum: 1, default: 6 }),
+  /** Most rows one response may return, populated rows included (REST and GraphQL). */
+  maxRows: Type.Integer({ minimum: 1, default: 10000 }),
+  /** Longest query string, in characters. */
+  queryLength: Type.Integer({ minimum: 1, default: 16384 }),
+  /** Most query-string parameters. */
+  queryParameters: Type.Integer({ minimum: 1, default: 1000 }),
+  /** Largest request body, in bytes (uploads have their own `upload.sizeLimit`). */
+  bodyBytes: Type.Integer({ minimum: 1, default: 1048576 }),
+  /** Deepest nesting of a JSON body, a filter or a GraphQL value (objects and arrays). */
+  inputDepth: Type.Integer({ minimum: 1, default: 64 })
+}, { additionalProperties: false })
+
 const AuthOptions = Type.Object({
   /**
    * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
@@ -107,6 +127,7 @@ const OptionsSchema = Type.Object({
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
   query: Type.Optional(QueryOptions),
+  limits: Type.Optional(LimitOptions),
   auth: Type.Optional(AuthOptions),
   /** GraphQL plugin options; validated by lib/graphql/options.ts. `false` turns GraphQL off. */
   graphql: Type.Optional(Type.Unknown()),
@@ -125,6 +146,8 @@ export interface ContentApiOptions {
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
   query?: Partial<Static<typeof QueryOptions>>
+  /** Bounds on a request's work (docs/operations.md). */
+  limits?: Partial<Static<typeof LimitOptions>>
   auth?: Partial<Omit<Static<typeof AuthOptions>, 'register' | 'email'>> & {
     register?: Partial<Static<typeof AuthOptions>['register']>
     email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string }
@@ -151,6 +174,7 @@ export interface ResolvedOptions {
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
   query: Static<typeof QueryOptions>
+  limits: Static<typeof LimitOptions>
   auth: Static<typeof AuthOptions> & { email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string } }
   /** Raw; lib/graphql/options.ts validates and defaults it. */
   graphql: GraphqlOptions | false | undefined
@@ -198,7 +222,7 @@ function checkDb (db: unknown): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, auth: {}, ...options }
+  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, ...options }
   // Defaults first, so a key left out is filled in rather than reported missing.
   const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
   const problems = schemaProblems(resolved)
@@ -249,7 +273,7 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
 function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'auth']) {
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth']) {
     const value = input[key]
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
   }
