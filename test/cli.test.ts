@@ -173,7 +173,7 @@ t.test('token revoke', async (t) => {
 
 t.test('errors', async (t) => {
   const missing = await cli('token', 'create', '--name', 'x')
-  t.equal(missing.code, 1)
+  t.equal(missing.code, 1, 'the exit code of a failed command')
   t.strictSame(missing.err, ['fastify-content-api: token create needs --name and --type'])
 
   const badType = await cli('token', 'create', '--name', 'x', '--type', 'admin')
@@ -271,8 +271,7 @@ t.test('the bin runs through the symlink npm links it by', async (t) => {
   const help = await run('--help')
   t.equal(help.code, 0)
   t.match(help.out[0], /^Usage: fastify-content-api token <command>/, 'prints its usage')
-  t.equal((await run('user', 'list')).code, 2, 'the exit code of a command it does not know')
   const missing = await run('token', 'list', '--config', join(dir, 'missing.config.mjs'))
-  t.equal(missing.code, 1)
+  t.equal(missing.code, 1, 'the exit code of a failed command')
   t.match(missing.err[0], /^fastify-content-api: Cannot find module/, 'errors on stderr')
 })
