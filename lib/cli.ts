@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -128,11 +127,4 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
   } finally {
     await app.close()
   }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
-    console.error(err)
-    process.exitCode = 1
-  })
 }

@@ -1,8 +1,10 @@
 import t from 'tap'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
 import pg from 'pg'
@@ -171,7 +173,7 @@ t.test('token revoke', async (t) => {
 
 t.test('errors', async (t) => {
   const missing = await cli('token', 'create', '--name', 'x')
-  t.equal(missing.code, 1)
+  t.equal(missing.code, 1, 'the exit code of a failed command')
   t.strictSame(missing.err, ['fastify-content-api: token create needs --name and --type'])
 
   const badType = await cli('token', 'create', '--name', 'x', '--type', 'admin')
@@ -253,4 +255,23 @@ export default { ...options, auth: { jwtSecret: options.auth.jwtSecret, rateLimi
   t.strictSame(regenerate.err, [`fastify-content-api: token regenerate needs auth.apiTokenSalt in ${saltless}: without the application's salt the key would not work against it`])
   t.strictSame(JSON.parse((await cli('token', 'list', '--json')).out.join('\n')), before, 'nothing was created or replaced')
   t.equal((await run('token', 'list')).code, 0, 'list needs no salt')
+})
+
+t.test('the bin runs through the symlink npm links it by', async (t) => {
+  // npm installs `bin` as node_modules/.bin/fastify-content-api -> ../fastify-content-api/dist/lib/bin.js.
+  const bin = join(dir, 'node_modules', '.bin', 'fastify-content-api')
+  await mkdir(join(dir, 'node_modules', '.bin'), { recursive: true })
+  await symlink(fileURLToPath(new URL('../lib/bin.ts', import.meta.url)), bin)
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const run = async (...argv: string[]): Promise<Run> => {
+    const result = await promisify(execFile)(process.execPath, ['--import=tsx', bin, ...argv], { cwd: root })
+      .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number, stdout: string, stderr: string }) => err)
+    return { code: result.code, out: result.stdout.split('\n').filter((l) => l !== ''), err: result.stderr.split('\n').filter((l) => l !== '') }
+  }
+  const help = await run('--help')
+  t.equal(help.code, 0)
+  t.match(help.out[0], /^Usage: fastify-content-api token <command>/, 'prints its usage')
+  const missing = await run('token', 'list', '--config', join(dir, 'missing.config.mjs'))
+  t.equal(missing.code, 1, 'the exit code of a failed command')
+  t.match(missing.err[0], /^fastify-content-api: Cannot find module/, 'errors on stderr')
 })

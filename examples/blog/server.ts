@@ -20,7 +20,9 @@ function database (): DatabaseOption {
 const port = Number(process.env.PORT ?? 3000)
 const host = process.env.HOST ?? '127.0.0.1'
 
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
+// Embedded PGlite starts in a few seconds on an idle machine and several times that on a busy one:
+// past Fastify's default 10 s plugin timeout, which is meant for a plugin that never finishes.
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, pluginTimeout: 120_000 })
 await app.register(contentApi, { models, db: database() })
 await app.ready()
 // Content is private by default: the public may read the blog; writing needs an account.

@@ -8,6 +8,7 @@ import type { DocumentService, QueryParams } from '../documents/service.js'
 import { verifyPassword } from '../documents/password.js'
 import type { EmailMessage, ResolvedOptions } from '../options.js'
 import { parseQueryString } from '../query/index.js'
+import { documented } from '../route-schema.js'
 import type { AccessControl, AccessScope } from './access.js'
 import { enabledActions } from './actions.js'
 import type { Authenticator, AuthUser } from './authenticate.js'
@@ -75,7 +76,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
   }
   const route = (options: RouteOptions & { action: string, limit?: boolean }): void => {
     const { action, limit, ...rest } = options
-    app.route({ ...rest, preHandler: guard(action), config: { ...(limit === true ? limited : {}) }, schema: { hide: true, ...rest.schema } })
+    app.route({ ...rest, preHandler: guard(action), config: { ...(limit === true ? limited : {}) }, schema: documented({ hide: true, ...rest.schema }) })
   }
 
   async function userJson (id: number): Promise<Record<string, unknown>> {
@@ -466,7 +467,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
   app.route({
     method: 'GET',
     url: '/i18n/locales',
-    schema: { hide: true },
+    schema: documented({ hide: true }),
     preHandler: async (request) => { request.contentApiGrant = await access.check(request, { action: 'plugin::i18n.locales.listLocales' }) },
     handler: async (_request, reply) => json(reply, 200, locales.locales.map((code, i) => ({
       id: i + 1, name: code, code, isDefault: code === locales.defaultLocale

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { documented } from '../route-schema.js'
 
 /**
  * The sandbox: GraphiQL (schema documentation, query editor, variables and a headers editor for
@@ -75,7 +76,7 @@ export function sendSandbox (reply: FastifyReply, endpoint: string): FastifyRepl
 
 /** `<endpoint>/sandbox/<asset>`: the sandbox's scripts and styles, from the installed packages. */
 export function registerSandboxAssets (app: FastifyInstance, endpoint: string): void {
-  app.get(`${endpoint}/sandbox/:asset`, { schema: { hide: true } as any }, async (request, reply) => {
+  app.get(`${endpoint}/sandbox/:asset`, { schema: documented({ hide: true }) }, async (request, reply) => {
     const asset = ASSETS[(request.params as { asset: string }).asset]
     if (asset === undefined) return await reply.code(404).type('text/plain; charset=utf-8').send('Not Found')
     return await reply.header('cache-control', 'public, max-age=86400').type(asset.type).send(createReadStream(asset.file()))

@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
 import type { AccessControl, AccessGrant, AccessRequest, ContentAction, AccessScope } from '../auth/access.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseQueryString, searchOf, type RawQuery } from '../query/index.js'
+import { documented as doc } from '../route-schema.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
   DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
@@ -21,10 +22,6 @@ declare module 'fastify' {
     contentApi?: AccessRequest
   }
 }
-
-/** Route schemas carry OpenAPI keys that @fastify/swagger reads when the application registers it. */
-type DocumentedSchema = FastifySchema & { tags?: string[], summary?: string, hide?: boolean }
-const doc = (schema: DocumentedSchema): FastifySchema => schema
 
 const ROUTED_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
 

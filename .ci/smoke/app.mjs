@@ -1,0 +1,36 @@
+// The package as an application installs it (.ci/run copies this file into a fresh app beside
+// node_modules/fastify-content-api): register with a model on embedded PGlite, create a document
+// over REST, list it, read it back through GraphQL. Exits non-zero on the first failed check.
+import assert from 'node:assert/strict'
+import Fastify from 'fastify'
+import contentApi, { defineContentType } from 'fastify-content-api'
+
+const note = defineContentType({
+  kind: 'collectionType',
+  info: { singularName: 'note', pluralName: 'notes' },
+  attributes: { title: { type: 'string', required: true }, words: { type: 'integer' } }
+})
+
+// PGlite's start takes longer than Fastify's default 10 s plugin timeout on a busy machine.
+const app = Fastify({ logger: { level: 'warn' }, pluginTimeout: 120_000 })
+try {
+  await app.register(contentApi, { models: [note], auth: { jwtSecret: 'smoke-jwt-secret-0123456789abcdef', apiTokenSalt: 'smoke-api-token-salt-0123456789' } })
+  await app.ready()
+  await app.contentApi.permissions.grant('public', ['find', 'create'].map((action) => `api::note.note.${action}`))
+
+  const created = await app.inject({ method: 'POST', url: '/api/notes', payload: { data: { title: 'Packed and installed', words: 3 } } })
+  assert.equal(created.statusCode, 200, created.body)
+  const { documentId } = created.json().data
+  assert.match(documentId, /^[a-z0-9]{24}$/)
+
+  const listed = await app.inject({ method: 'GET', url: '/api/notes?filters[words][$gte]=3' })
+  assert.equal(listed.statusCode, 200, listed.body)
+  assert.deepEqual(listed.json().data.map((n) => [n.documentId, n.title]), [[documentId, 'Packed and installed']])
+
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ notes(filters: { words: { gte: 3 } }) { data { id attributes { title words } } } }' } })
+  assert.equal(graphql.statusCode, 200, graphql.body)
+  assert.deepEqual(graphql.json(), { data: { notes: { data: [{ id: documentId, attributes: { title: 'Packed and installed', words: 3 } }] } } })
+  console.log('smoke: registered on PGlite, created, listed, queried over GraphQL')
+} finally {
+  await app.close()
+}
