@@ -20,7 +20,8 @@ export interface ShutdownOptions {
  *    `ServiceUnavailableError` in Strapi's envelope, with `Retry-After` and `Connection: close`.
  * 2. In-flight requests finish. Their responses carry `Connection: close`, so that keep-alive
  *    clients let their connections go and `server.close()` completes as soon as they are
- *    answered (otherwise it waits for idle connections to time out, 72 s by Fastify's default).
+ *    answered (otherwise it waits for idle connections to time out, 72 s by Fastify's default);
+ *    connections left idle by responses already under way are closed as they finish.
  * 3. The database closes once no request is in flight (requests made with `inject()`, which
  *    `server.close()` does not wait for, included), and only then: a write in progress commits.
  * 4. At `timeoutMs`, what is left is cut: the HTTP connections still open are closed and the
@@ -55,6 +56,12 @@ export function gracefulShutdown (app: FastifyInstance, options: ShutdownOptions
     if (closing && reply.request.raw.httpVersionMajor === 1) reply.header('connection', 'close')
   })
 
+  app.addHook('onResponse', async () => {
+    // A response whose headers left before close began kept its connection alive; once it is
+    // idle, it is closed rather than left to time out.
+    if (closing) setImmediate(() => { app.server.closeIdleConnections() })
+  })
+
   const begin = (): void => {
     if (closing) return
     closing = true
@@ -65,7 +72,10 @@ export function gracefulShutdown (app: FastifyInstance, options: ShutdownOptions
     begin()
     // What still holds an HTTP connection then is cut, so that `server.close()` can complete
     // (a server that never listened has none).
-    timer = setTimeout(() => { app.server.closeAllConnections() }, options.timeoutMs)
+    timer = setTimeout(() => {
+      if (inFlight > 0) app.log.warn({ inFlight }, `fastify-content-api: ${inFlight} request(s) still in flight after shutdown.timeoutMs; their connections are closed`)
+      app.server.closeAllConnections()
+    }, options.timeoutMs)
     timer.unref()
   })
 
@@ -79,7 +89,7 @@ export function gracefulShutdown (app: FastifyInstance, options: ShutdownOptions
         const waited = setTimeout(resolve, remaining)
         drained = () => { clearTimeout(waited); resolve() }
       })
-      if (inFlight > 0) app.log.warn({ inFlight }, `fastify-content-api: ${inFlight} request(s) still in flight after shutdown.timeoutMs; their database work is cut`)
+      if (inFlight > 0) app.log.warn({ inFlight }, `fastify-content-api: ${inFlight} request(s) still in flight after shutdown.timeoutMs; the database closes under them`)
     }
     clearTimeout(timer)
     await options.closeDatabase(Math.max(0, deadline - Date.now()))

@@ -66,7 +66,10 @@ export class ContentApiPool implements PostgresPool {
   readonly #checkedOut = new Set<pg.PoolClient>()
   readonly #wrappers = new WeakMap<pg.PoolClient, PoolClient>()
 
+  readonly #log: PoolLogger
+
   constructor (config: pg.PoolConfig, log: PoolLogger) {
+    this.#log = log
     this.#pool = new pg.Pool(config)
     this.#pool.on('connect', (client) => {
       client.on('error', (err) => { log.warn({ err }, 'fastify-content-api: a database connection failed; it is discarded') })
@@ -93,6 +96,8 @@ export class ContentApiPool implements PostgresPool {
 
   /** Destroys the connections still checked out: their queries fail, their transactions roll back. */
   abandon (): void {
+    if (this.#checkedOut.size === 0) return
+    this.#log.warn({ connections: this.#checkedOut.size }, `fastify-content-api: ${this.#checkedOut.size} database connection(s) still in use are closed; their transactions roll back`)
     for (const client of this.#checkedOut) client.connection.stream.destroy()
   }
 }

@@ -128,7 +128,8 @@ export interface Started {
 export async function startApp (
   t: { teardown (fn: () => Promise<void>): void },
   options: Omit<ContentApiOptions, 'models'>,
-  server: FastifyServerOptions = {}
+  server: FastifyServerOptions = {},
+  setup?: (app: FastifyInstance) => void
 ): Promise<Started> {
   const logs: LogLine[] = []
   const app = Fastify({
@@ -136,6 +137,7 @@ export async function startApp (
     logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } }
   })
   t.teardown(async () => { await app.close() })
+  setup?.(app)
   await app.register(contentApi, {
     models: [post],
     components: { 'shared.tag': tag },
