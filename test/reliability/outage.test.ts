@@ -31,8 +31,14 @@ async function untilServed (app: FastifyInstance, url: string): Promise<number> 
 t.test('the database down (connections reset and refused), then back', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
   const proxy = await proxied(t)
-  const { app, logs } = await startApp(t, { db: scratch.url(proxy.port), pool: { size: 4, connectionTimeoutMs: 1000 } })
+  // Credentials read on every request: a token is checked against the database before any route runs.
+  const { app, logs } = await startApp(t, {
+    db: scratch.url(proxy.port),
+    pool: { size: 4, connectionTimeoutMs: 1000 },
+    auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false, credentialsCacheMs: 0 }
+  })
   t.equal((await app.inject({ method: 'POST', url: '/api/posts', payload: postBody('before') })).statusCode, 200)
+  const token = { authorization: `Bearer ${(await app.contentApi.apiTokens.create({ name: 'reader', type: 'read-only' })).accessKey}` }
 
   proxy.cut()
   const start = Date.now()
@@ -43,6 +49,8 @@ t.test('the database down (connections reset and refused), then back', { skip: n
   assertUnavailable(t, await app.inject({ method: 'POST', url: '/api/posts', payload: postBody('during') }), 'a write')
   assertGraphqlUnavailable(t, await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ posts { data { id } } }' } }), 'GraphQL')
   assertUnavailable(t, await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'u', email: 'u@example.com', password: 'secret-123' } }), 'the auth routes')
+  assertUnavailable(t, await app.inject({ url: '/api/posts', headers: token }), 'checking an API token')
+  assertGraphqlUnavailable(t, await app.inject({ method: 'POST', url: '/graphql', headers: token, payload: { query: '{ posts { data { id } } }' } }), 'checking an API token for GraphQL')
   t.ok(logs.some((l) => l.level === 40 && /terminated|ECONNRESET/.test(`${l.err?.message} ${l.err?.code}`)), 'the causes are logged as warnings')
 
   proxy.restore()
