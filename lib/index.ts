@@ -59,6 +59,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const options = resolveOptions(userOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
+  // Registered first, so that the database is closed with the app whatever fails below.
+  // `contentApiState` is declared further down: requests only arrive once it is.
   gracefulShutdown(app, {
     timeoutMs: options.shutdown.timeoutMs,
     isContentRequest: (request) => isUnder(request.url, options.rest.prefix) ||

@@ -86,7 +86,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   if (isKysely(option)) return { db: option, dialect: 'external', admin: async (fn) => await fn(option), close: async () => {} }
   if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
   if (typeof option === 'object' && 'connectionString' in option) {
-    // Other pg.Pool settings given with the connection string (ssl, ...) are kept.
+    // `max` is `pool.size` now (options.ts resolves it); anything else given is kept, as before.
     const { max: _max, ...config } = option as pg.PoolConfig
     return postgres(config, settings, log)
   }
