@@ -37,7 +37,7 @@ async function listen (app: FastifyInstance): Promise<number> {
 
 t.test('shutdown under load: in-flight writes finish, every acknowledged one is stored, whole', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
-  const { app, logs } = await startApp(t, { db: scratch.url(), pool: { size: 4 }, shutdown: { timeoutMs: 3000 } })
+  const { app, logs } = await startApp(t, { db: scratch.url(), pool: { size: 4 }, shutdown: { timeoutMs: 5000 } })
   const port = await listen(app)
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
   t.teardown(() => { agent.destroy() })
@@ -64,8 +64,8 @@ t.test('shutdown under load: in-flight writes finish, every acknowledged one is 
   await Promise.all(workers)
 
   const took = closedAt - closeAt
-  // Keep-alive connections left open would hold server.close() until the bound (3 s) cuts them.
-  t.ok(took < 2000, `app.close() returned after ${took} ms, well within shutdown.timeoutMs 3000`)
+  // Keep-alive connections left open would hold server.close() until the bound (5 s) cuts them.
+  t.ok(took < 3000, `app.close() returned after ${took} ms, well within shutdown.timeoutMs 5000`)
   const inFlight = answers.filter((a) => a.start < closeAt && a.end > closeAt)
   t.ok(inFlight.length > 0 && inFlight.every((a) => a.status === 200), `the ${inFlight.length} requests in flight when close began were answered 200`)
   t.ok(inFlight.some((a) => a.connection === 'close'), 'with Connection: close, so that their clients let go')
