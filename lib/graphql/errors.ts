@@ -28,8 +28,9 @@ const strapiCode = (name: string): string => `STRAPI_${name.replace(/([a-z0-9])(
 /**
  * A resolver's error as Strapi answers it: `extensions.code` (`FORBIDDEN` for a denied access,
  * `BAD_USER_INPUT` for invalid input, `STRAPI_<NAME>` for other client errors,
- * `SERVICE_UNAVAILABLE` when the database cannot serve now, `INTERNAL_SERVER_ERROR` otherwise) and `extensions.error` with the REST error's name, message
- * and details. Our own failures never show their message.
+ * `SERVICE_UNAVAILABLE` when the database cannot serve now, `INTERNAL_SERVER_ERROR` otherwise)
+ * and `extensions.error` with the REST error's name, message and details. Our own failures never
+ * show their message.
  */
 export function formatResolverError (error: GraphQLError): FormattedError {
   const original = error.originalError
