@@ -18,6 +18,7 @@ import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
 import { syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { gracefulShutdown } from './shutdown.js'
 
 export interface ContentApi {
   /** The validated, immutable content-type and component registry. */
@@ -57,12 +58,19 @@ declare module 'fastify' {
 async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions): Promise<void> {
   const options = resolveOptions(userOptions)
   const registry = createRegistry(options.models, options.components)
-  const handle = connect(options.db)
-  app.addHook('onClose', async () => { await handle.close() })
+  const handle = connect(options.db, options.pool, app.log)
+  // Registered first, so that the database is closed with the app whatever fails below.
+  // `contentApiState` is declared further down: requests only arrive once it is.
+  gracefulShutdown(app, {
+    timeoutMs: options.shutdown.timeoutMs,
+    isContentRequest: (request) => isUnder(request.url, options.rest.prefix) ||
+      (contentApiState.graphql !== null && isUnder(request.url, contentApiState.graphql.endpoint)),
+    closeDatabase: async (graceMs) => { await handle.close(graceMs) }
+  })
 
   let schemaPlan: SchemaSyncResult
   try {
-    schemaPlan = await syncSchema(handle.db, registry, options.schemaSync, app.log)
+    schemaPlan = await handle.admin(async (db) => await syncSchema(db, registry, options.schemaSync, app.log))
   } catch (err) {
     await handle.close()
     throw err
@@ -113,6 +121,13 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   })
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
+}
+
+/** Whether `url` is `path` or below it (`/api`, `/api/articles?x`, not `/apis`). */
+function isUnder (url: string, path: string): boolean {
+  if (!url.startsWith(path)) return false
+  const next = url.charAt(path.length)
+  return next === '' || next === '/' || next === '?' || path.endsWith('/')
 }
 
 /**

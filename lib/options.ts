@@ -72,6 +72,35 @@ const LimitOptions = Type.Object({
   inputDepth: Type.Integer({ minimum: 1, default: 64 })
 }, { additionalProperties: false })
 
+/**
+ * The pool the plugin creates from a connection string (`db: 'postgres://...'`). With a Kysely or
+ * a PGlite given, these do not apply (a ConfigurationError if set); docs/operations.md says what to
+ * set on a pool of your own.
+ */
+const PoolOptions = Type.Object({
+  /** Most connections open at once (`db.max` is the older spelling, still accepted). */
+  size: Type.Integer({ minimum: 1, default: 10 }),
+  /** Longest wait for a connection, new or free; past it the request answers 503. */
+  connectionTimeoutMs: Type.Integer({ minimum: 1, default: 5000 }),
+  /** A connection unused this long is closed (0 keeps them open). */
+  idleTimeoutMs: Type.Integer({ minimum: 0, default: 10000 }),
+  /**
+   * Longest a statement of a request may run (PostgreSQL's `statement_timeout`); past it the
+   * request answers 503. 0 turns it off, and the client-side bound with it. Schema sync is exempt.
+   */
+  statementTimeoutMs: Type.Integer({ minimum: 0, default: 5000 }),
+  /**
+   * The server ends a session left idle inside a transaction this long (its locks are released):
+   * an instance that froze or lost the network mid-write. 0 turns it off.
+   */
+  idleInTransactionTimeoutMs: Type.Integer({ minimum: 0, default: 30000 })
+}, { additionalProperties: false })
+
+/** `app.close()`: how long in-flight requests may finish before their connections are cut. */
+const ShutdownOptions = Type.Object({
+  timeoutMs: Type.Integer({ minimum: 0, default: 10000 })
+}, { additionalProperties: false })
+
 const AuthOptions = Type.Object({
   /**
    * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
@@ -123,6 +152,8 @@ const OptionsSchema = Type.Object({
   models: Type.Array(Type.Unknown(), { default: [] }),
   components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
   db: Type.Optional(Type.Unknown()),
+  pool: Type.Optional(PoolOptions),
+  shutdown: Type.Optional(ShutdownOptions),
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
@@ -142,6 +173,10 @@ export interface ContentApiOptions {
   components?: Readonly<Record<string, ComponentSchema>>
   /** Where documents are stored; embedded in-memory PGlite when omitted. */
   db?: DatabaseOption
+  /** The pool created from a connection string: size and timeouts (docs/operations.md). */
+  pool?: Partial<Static<typeof PoolOptions>>
+  /** How `app.close()` drains requests (docs/operations.md). */
+  shutdown?: Partial<Static<typeof ShutdownOptions>>
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
@@ -170,6 +205,8 @@ export interface ResolvedOptions {
   models: readonly ContentTypeSchema[]
   components: Readonly<Record<string, ComponentSchema>>
   db: DatabaseOption
+  pool: Static<typeof PoolOptions>
+  shutdown: Static<typeof ShutdownOptions>
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
@@ -210,6 +247,24 @@ function schemaProblems (value: unknown): string[] {
   return problems
 }
 
+/**
+ * The pool options configure a pool the plugin creates; set with any other `db`, they would be
+ * ignored in silence. `db.max` and `pool.size` are one setting: both is a conflict.
+ */
+function checkPool (db: unknown, pool: Record<string, unknown> | undefined): string[] {
+  const keys = typeof pool === 'object' && pool !== null && !Array.isArray(pool) ? Object.keys(pool) : []
+  const ownPool = typeof db === 'string' || (typeof db === 'object' && db !== null && typeof (db as { connectionString?: unknown }).connectionString === 'string')
+  if (!ownPool) {
+    return keys.length === 0
+      ? []
+      : [`pool.${keys.join(', pool.')}: only for the pool the plugin creates from a connection string; set it on your own pool or PGlite (docs/operations.md)`]
+  }
+  const max = (db as { max?: unknown }).max
+  if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1)) return ['db.max: must be an integer >= 1']
+  if (max !== undefined && keys.includes('size')) return ['db.max and pool.size set the same thing: keep pool.size']
+  return []
+}
+
 function checkDb (db: unknown): string[] {
   if (db === undefined || typeof db === 'string' || isKysely(db)) return []
   if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
@@ -222,11 +277,17 @@ function checkDb (db: unknown): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, ...options }
+  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, pool: {}, shutdown: {}, ...options }
   // Defaults first, so a key left out is filled in rather than reported missing.
   const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
   const problems = schemaProblems(resolved)
   problems.push(...checkDb(input.db))
+  problems.push(...checkPool(input.db, options.pool))
+  // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
+  const max = (input.db as { max?: unknown } | undefined)?.max
+  if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
+    resolved.pool.size = max as number
+  }
   // Cross-option rules, checked wherever the values they compare are valid, so that one run
   // reports every problem at once.
   const { rest, i18n } = resolved
@@ -273,7 +334,7 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
 function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth']) {
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown']) {
     const value = input[key]
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
   }

@@ -1,7 +1,8 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import type { PGlite } from '@electric-sql/pglite'
-import pg from 'pg'
+import type pg from 'pg'
 import { PGliteDialect } from './pglite-dialect.js'
+import { ContentApiPool, poolConfig, type PoolLogger, type PoolSettings } from './pool.js'
 
 /**
  * Where documents are stored:
@@ -22,7 +23,16 @@ export type DatabaseOption =
 export interface DatabaseHandle {
   readonly db: Kysely<any>
   readonly dialect: 'postgres' | 'pglite' | 'external'
-  close (): Promise<void>
+  /**
+   * Runs administrative work (schema sync) where the request timeouts do not cut it: on the
+   * plugin's own pool, a connection of its own, opened for `fn` and closed after; otherwise `db`.
+   */
+  admin<T> (fn: (db: Kysely<any>) => Promise<T>): Promise<T>
+  /**
+   * Closes what the plugin opened. Work in progress (a transaction holding a connection, or the
+   * embedded session) may finish for `graceMs`; then it is cut, and rolled back.
+   */
+  close (graceMs?: number): Promise<void>
 }
 
 export function isKysely (value: unknown): value is Kysely<any> {
@@ -37,18 +47,63 @@ async function createPGlite (dataDir?: string): Promise<PGlite> {
   return await PGlite.create(dataDir)
 }
 
-export function connect (option: DatabaseOption): DatabaseHandle {
-  if (isKysely(option)) return { db: option, dialect: 'external', close: async () => {} }
-  if (typeof option === 'string' || (typeof option === 'object' && 'connectionString' in option)) {
-    const config = typeof option === 'string' ? { connectionString: option } : option
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool(config) }) })
-    return { db, dialect: 'postgres', close: async () => { await db.destroy() } }
+/** Runs `close`; if it has not finished after `graceMs`, runs `cut` so that it can. */
+async function closeWithin (graceMs: number | undefined, close: () => Promise<void>, cut: () => void): Promise<void> {
+  const timer = graceMs === undefined ? undefined : setTimeout(cut, graceMs)
+  try {
+    await close()
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
+  const pool = new ContentApiPool(poolConfig(config, settings), log)
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    dialect: 'postgres',
+    async admin (fn) {
+      // No statement, read or idle-in-transaction timeout: DDL on a large table, or waiting for
+      // the schema lock while another instance syncs, may take longer than any request may.
+      const adminPool = new ContentApiPool({ ...config, max: 1, connectionTimeoutMillis: settings.connectionTimeoutMs }, log)
+      const adminDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: adminPool }) })
+      try {
+        return await fn(adminDb)
+      } finally {
+        await adminDb.destroy()
+      }
+    },
+    close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { pool.abandon() }) }
+  }
+}
+
+/**
+ * The database handle for the `db` option. `settings` applies to the pool the plugin creates from
+ * a connection string; a Kysely or a PGlite given is used as it is.
+ */
+export function connect (option: DatabaseOption, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
+  if (isKysely(option)) return { db: option, dialect: 'external', admin: async (fn) => await fn(option), close: async () => {} }
+  if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
+  if (typeof option === 'object' && 'connectionString' in option) {
+    // `max` is `pool.size` now (options.ts resolves it); anything else given is kept, as before.
+    const { max: _max, ...config } = option as pg.PoolConfig
+    return postgres(config, settings, log)
   }
   if (typeof option === 'object' && 'pglite' in option) {
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
-    return { db, dialect: 'pglite', close: async () => { await db.destroy() } }
+    return { db, dialect: 'pglite', admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const dataDir = option?.dataDir
-  const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: async () => await createPGlite(dataDir), closeOnDestroy: true }) })
-  return { db, dialect: 'pglite', close: async () => { await db.destroy() } }
+  let created: PGlite | null = null
+  const db = new Kysely<any>({
+    dialect: new PGliteDialect({ pglite: async () => (created = await createPGlite(dataDir)), closeOnDestroy: true })
+  })
+  return {
+    db,
+    dialect: 'pglite',
+    admin: async (fn) => await fn(db),
+    // Closing waits for the session's holder; past the grace the instance is closed under it.
+    close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { created?.close().catch(() => {}) }) }
+  }
 }

@@ -127,8 +127,21 @@ class PGliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw(`release savepoint "${name}"`))
   }
 
+  /**
+   * Closes the instance when the dialect owns it, once the session is free: a transaction in
+   * progress (and any queued before this call) finishes first, as pg-pool's `end()` waits for the
+   * clients checked out.
+   */
   async destroy (): Promise<void> {
-    if (this.#config.closeOnDestroy === true && this.#client !== null && !this.#client.closed) await this.#client.close()
+    const client = this.#client
+    if (this.#config.closeOnDestroy === true && client !== null && !client.closed) {
+      const release = await lockSession(client)
+      try {
+        if (!client.closed) await client.close()
+      } finally {
+        release()
+      }
+    }
     this.#client = null
   }
 }

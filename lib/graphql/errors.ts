@@ -1,5 +1,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql'
-import { ContentApiError, ForbiddenError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
+import type { FastifyReply } from 'fastify'
+import { isDatabaseUnavailable } from '../db/faults.js'
+import { ContentApiError, ForbiddenError, ServiceUnavailableError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
 import { toContentApiError } from '../rest/error-handler.js'
 
 /**
@@ -26,8 +28,9 @@ const strapiCode = (name: string): string => `STRAPI_${name.replace(/([a-z0-9])(
 /**
  * A resolver's error as Strapi answers it: `extensions.code` (`FORBIDDEN` for a denied access,
  * `BAD_USER_INPUT` for invalid input, `STRAPI_<NAME>` for other client errors,
- * `INTERNAL_SERVER_ERROR` otherwise) and `extensions.error` with the REST error's name, message
- * and details. Our own failures never show their message.
+ * `SERVICE_UNAVAILABLE` when the database cannot serve now, `INTERNAL_SERVER_ERROR` otherwise)
+ * and `extensions.error` with the REST error's name, message and details. Our own failures never
+ * show their message.
  */
 export function formatResolverError (error: GraphQLError): FormattedError {
   const original = error.originalError
@@ -45,6 +48,8 @@ export function formatResolverError (error: GraphQLError): FormattedError {
     if (known instanceof UnauthorizedError && message === 'Unauthorized') message = 'Forbidden access'
   } else if (known instanceof ValidationError) {
     code = 'BAD_USER_INPUT'
+  } else if (known instanceof ServiceUnavailableError) {
+    code = 'SERVICE_UNAVAILABLE'
   } else if (known.status >= 500) {
     code = 'INTERNAL_SERVER_ERROR'
   } else {
@@ -80,9 +85,20 @@ type MercuriusFailure = Error & { code?: string, statusCode?: number, errors?: A
 /**
  * Mercurius's `errorFormatter`: a request the server refuses before running it (parse,
  * validation, depth limit, variables) is an HTTP 400 without `data`; errors of resolvers keep
- * HTTP 200 with `data` and each error formatted as Strapi does.
+ * HTTP 200 with `data` and each error formatted as Strapi does. When the database cannot serve
+ * now (lib/db/faults.ts), the answer is HTTP 503 with `Retry-After`, like the REST routes' and
+ * like any HTTP-level failure a GraphQL client meets: the error says `SERVICE_UNAVAILABLE`, the
+ * cause is logged, never sent.
  */
-export function errorFormatter (execution: ExecutionResult & { errors: readonly GraphQLError[] }): { statusCode: number, response: any } {
+export function errorFormatter (
+  execution: ExecutionResult & { errors: readonly GraphQLError[] }, context?: { reply?: FastifyReply }
+): { statusCode: number, response: any } {
+  const fault = execution.errors.find((error) => error.originalError !== undefined && isDatabaseUnavailable(error.originalError))
+  if (fault !== undefined) {
+    context?.reply?.log.warn({ err: fault.originalError }, 'GraphQL request: the database cannot serve it now')
+    context?.reply?.header('retry-after', String(new ServiceUnavailableError().retryAfter))
+    return { statusCode: 503, response: { errors: execution.errors.map(formatResolverError), data: execution.data ?? null } }
+  }
   const [first] = execution.errors
   const failure = first?.originalError as MercuriusFailure | undefined
   if (execution.errors.length === 1 && failure !== undefined && Array.isArray(failure.errors)) {

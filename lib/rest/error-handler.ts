@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { isDatabaseUnavailable } from '../db/faults.js'
 import {
-  ContentApiError, InternalServerError, NotFoundError, PayloadTooLargeError, ValidationError
+  ContentApiError, InternalServerError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, ValidationError
 } from '../errors.js'
 
 /** PostgreSQL error classes that only a client's value can cause: 22 data exception, 23 integrity. */
@@ -9,11 +10,12 @@ const CLIENT_SQLSTATE = /^2[23]/
 /**
  * Maps anything thrown while serving a request to Strapi's error envelope. Known errors keep their
  * status and message; the few database errors a value can still cause (a number out of range)
- * become a 400 without the database's text; everything else is logged and answered with a bare
- * 500, never SQL or a stack trace.
+ * become a 400 without the database's text; a database that cannot serve now (lib/db/faults.ts)
+ * a 503; everything else is logged and answered with a bare 500, never SQL or a stack trace.
  */
 export function toContentApiError (err: unknown): ContentApiError {
   if (err instanceof ContentApiError) return err
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError()
   const e = err as FastifyError & { code?: string }
   if (e?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e?.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
     return new ValidationError('Invalid JSON in the request body')
@@ -32,6 +34,12 @@ export function toContentApiError (err: unknown): ContentApiError {
 
 export function errorHandler (this: unknown, err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const error = toContentApiError(err)
-  if (error.status >= 500) request.log.error({ err }, 'content API request failed')
+  if (error instanceof ServiceUnavailableError) {
+    // Expected while the database restarts or fails over: the cause is logged, never sent.
+    request.log.warn({ err }, 'content API request: the database cannot serve it now')
+    reply.header('retry-after', String(error.retryAfter))
+  } else if (error.status >= 500) {
+    request.log.error({ err }, 'content API request failed')
+  }
   reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
 }

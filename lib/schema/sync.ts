@@ -49,6 +49,7 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  *
  * ```sql
  * begin isolation level read committed
+ * set local statement_timeout = 0
  * select pg_advisory_xact_lock(<key of 'fastify-content-api:schema' and current_schema()>)
  * -- introspect pg_catalog, diff, then run the plan:
  * create table "articles" (...)
@@ -85,6 +86,9 @@ export async function syncSchema (
   }
 
   const plan = await db.transaction().setIsolationLevel('read committed').execute(async (trx) => {
+    // A statement timeout on the application's pool is for requests; DDL on a large table, or
+    // waiting for the lock while another instance syncs, may take longer.
+    await sql`set local statement_timeout = 0`.execute(trx)
     await lockSchema(trx)
     const plan = diffSchema(desired, await introspectSchema(trx))
     for (const statement of plan.statements) await run(trx, statement)
