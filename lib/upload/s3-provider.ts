@@ -60,6 +60,8 @@ export class S3Provider implements UploadProvider {
         Key,
         Body: file.stream(),
         ContentType: file.mime,
+        // S3 cannot send `nosniff` or a CSP: an active type is made a download instead.
+        ...(file.contentDisposition === undefined ? {} : { ContentDisposition: file.contentDisposition }),
         ...(this.#options.acl === undefined ? {} : { ACL: this.#options.acl as ObjectCannedACL })
       }
     })
