@@ -1,5 +1,5 @@
 import Fastify from 'fastify'
-import contentApi, { type DatabaseOption } from '../../lib/index.js'
+import contentApi, { contentApiServerOptions, type DatabaseOption } from '../../lib/index.js'
 import { models } from './models.js'
 import { seed } from './seed.js'
 
@@ -20,7 +20,9 @@ function database (): DatabaseOption {
 const port = Number(process.env.PORT ?? 3000)
 const host = process.env.HOST ?? '127.0.0.1'
 
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
+// contentApiServerOptions(): Fastify's and Node's own refusals (a malformed URL, an over-large
+// header) answer in the content API's error format too.
+const app = Fastify(contentApiServerOptions({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } }))
 await app.register(contentApi, { models, db: database() })
 await app.ready()
 // Content is private by default: the public may read the blog; writing needs an account.

@@ -1,7 +1,7 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import { Writable } from 'node:stream'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import contentApi, { contentApiServerOptions, defineContentType } from '../../lib/index.js'
 import { createTestDatabase } from '../helpers/database.js'
 
@@ -24,7 +24,7 @@ const article = defineContentType({
 interface Served { app: FastifyInstance, port: number, logs: Array<{ level: number, msg: string }> }
 
 /** An app on a real port: `server` options for the factory, the content API, and `/health`, `/things/:id` of its own. */
-async function serve (t: Tap.Test, server: (options: FastifyServerOptions) => FastifyServerOptions): Promise<Served> {
+async function serve (t: Test, server: (options: FastifyServerOptions) => FastifyServerOptions): Promise<Served> {
   const database = await createTestDatabase()
   const logs: Served['logs'] = []
   const stream = new Writable({ write (chunk, _encoding, done) { logs.push(JSON.parse(String(chunk))); done() } })
@@ -80,7 +80,7 @@ const apollo = (message: string): object => ({ errors: [{ message, extensions: {
 t.test('with contentApiServerOptions()', async (t) => {
   const { port, logs } = await serve(t, (options) => contentApiServerOptions(options))
 
-  const check = async (t: Tap.Test, label: string, request: string, status: number, body: object): Promise<Answer> => {
+  const check = async (t: Test, label: string, request: string, status: number, body: object): Promise<Answer> => {
     const answer = await send(port, request)
     t.equal(answer.status, status, `${label}: ${status}`)
     t.match(answer.headers['content-type'], /^application\/json/, `${label}: JSON`)
@@ -141,7 +141,7 @@ t.test('with contentApiServerOptions()', async (t) => {
 t.test('the application\'s own frameworkErrors and clientErrorHandler still answer for its paths', async (t) => {
   const { port } = await serve(t, (options) => contentApiServerOptions({
     ...options,
-    frameworkErrors: (error, _request, reply) => { reply.code(418).send({ mine: error.code }) },
+    frameworkErrors: ((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => { reply.code(418).send({ mine: error.code }) }) as FastifyServerOptions['frameworkErrors'],
     clientErrorHandler: (_error, socket) => { socket.end('HTTP/1.1 499 Mine\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') }
   }))
   t.strictSame((await send(port, get('/health/%zz'))).json, { mine: 'FST_ERR_BAD_URL' })

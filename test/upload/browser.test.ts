@@ -9,7 +9,8 @@ import { buildUpload, postUpload, type Part } from './helpers.js'
  */
 
 const CHROMIUM = '/usr/bin/chromium'
-const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><script>alert("svg")</script><rect width="8" height="8" fill="red"/></svg>')
+const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><style>rect { fill: rgb(0, 0, 255) }</style><script>alert("svg")</script><rect id="r" width="8" height="8" fill="red"/></svg>')
+const fill = async (page: Page): Promise<string> => await page.evaluate(() => getComputedStyle(document.getElementById('r')!).fill)
 const HTML = Buffer.from('<!doctype html><title>x</title><script>alert("html")</script>')
 const part = (filename: string, data: Buffer, type: string): Part => ({ name: 'files', filename, type, data })
 
@@ -71,6 +72,7 @@ t.test('in Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not
     await page.goto(`${address}/unprotected.svg`)
     await page.waitForTimeout(200)
     t.same(alerts, ['svg'], 'the control runs: the check below can fail')
+    t.equal(await fill(page), 'rgb(0, 0, 255)', 'and its <style> applies')
 
     alerts.length = 0
     const response = await page.goto(`${address}${svg.url}`)
@@ -79,5 +81,6 @@ t.test('in Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not
     await page.waitForTimeout(200)
     t.same(alerts, [], 'its script did not run')
     t.equal(await page.evaluate(() => window.origin), 'null', 'and the document has an opaque origin')
+    t.equal(await fill(page), 'rgb(255, 0, 0)', 'default-src \'none\' keeps its own <style> from applying too')
   })
 })
