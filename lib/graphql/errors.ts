@@ -86,12 +86,12 @@ export function httpErrorBody (message: string): { errors: Array<{ message: stri
 export const NO_BODY_MESSAGE = 'POST body missing, invalid Content-Type, or JSON object has no keys.'
 
 /**
- * A request Fastify refused before Mercurius saw it (a body that is not JSON, too large, of a
- * type no parser reads): its status, in Apollo's words where Apollo has them, else the REST
+ * A request Fastify refused before Mercurius saw it (a body that is not JSON, empty, too large,
+ * of a type no parser reads): its status, in Apollo's words where Apollo has them, else the REST
  * message, without the parser's text.
  */
 function fastifyRefusal (failure: MercuriusFailure): { statusCode: number, response: ReturnType<typeof httpErrorBody> } {
-  if (failure.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { statusCode: 400, response: httpErrorBody(NO_BODY_MESSAGE) }
+  if (failure.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || failure.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { statusCode: 400, response: httpErrorBody(NO_BODY_MESSAGE) }
   const known = toContentApiError(failure)
   return { statusCode: known.status, response: httpErrorBody(known.message) }
 }

@@ -115,6 +115,8 @@ t.test('with contentApiServerOptions()', async (t) => {
     await check(t, 'a body that is not JSON', post('/graphql', 'application/json', `{"query": "${MARKER}`), 400, apollo('Invalid JSON in the request body'))
     await check(t, 'a body over bodyLimit', post('/graphql', 'application/json', `{"query":"${MARKER.repeat(500)}"}`), 413, apollo('Entity too large'))
     await check(t, 'a type no parser reads (Fastify: 415)', post('/graphql', 'application/xml', `<${MARKER}/>`), 400, apollo('POST body missing, invalid Content-Type, or JSON object has no keys.'))
+    await check(t, 'an empty JSON body', `POST /graphql?${MARKER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      400, apollo('POST body missing, invalid Content-Type, or JSON object has no keys.'))
     await check(t, 'a query string over Node\'s header limit', get(`/graphql?query=${MARKER.repeat(2000)}`), 431, apollo('Request Header Fields Too Large'))
   })
 
