@@ -11,6 +11,8 @@
  * All codes are documented in docs/errors.md.
  */
 
+import { STATUS_CODES } from 'node:http'
+
 export type ErrorDetails = Record<string, unknown>
 
 export interface ErrorEnvelope {
@@ -146,6 +148,24 @@ export class InternalServerError extends ContentApiError {
   readonly status = 500
   readonly code = 'FCA_ERR_INTERNAL'
   constructor (message = 'Internal Server Error') { super(message) }
+}
+
+/**
+ * 4xx — a request refused by HTTP itself rather than by the content API: a malformed URL (400),
+ * a header block over Node's limit (431), a request not received in time (408), and the other
+ * refusals of Fastify and Node before any route runs (see docs/operations.md#one-error-format).
+ * `name` is the status text in Strapi's (Koa's http-errors) form, `RequestHeaderFieldsTooLargeError`;
+ * the message never repeats the request.
+ */
+export class HttpError extends ContentApiError {
+  override readonly name: string
+  readonly status: number
+  readonly code = 'FCA_ERR_HTTP'
+  constructor (status: number, message = STATUS_CODES[status] ?? 'Error') {
+    super(message)
+    this.status = status
+    this.name = `${(STATUS_CODES[status] ?? '').replace(/[^A-Za-z0-9 ]/g, '').split(' ').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}Error`
+  }
 }
 
 /**

@@ -19,6 +19,8 @@ import { restPlugin } from './rest/index.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
 import { syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { gracefulShutdown } from './shutdown.js'
+import { serverOptionsInUse } from './server/server-options.js'
+import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
 
 export interface ContentApi {
   /** The validated, immutable content-type and component registry. */
@@ -59,12 +61,12 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const options = resolveOptions(userOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
-  // Registered first, so that the database is closed with the app whatever fails below.
-  // `contentApiState` is declared further down: requests only arrive once it is.
+  // Registered first, so that the database is closed with the app whatever fails below. The
+  // content API's paths are recorded once it has registered (answerServerErrors), before any
+  // request arrives.
   gracefulShutdown(app, {
     timeoutMs: options.shutdown.timeoutMs,
-    isContentRequest: (request) => isUnder(request.url, options.rest.prefix) ||
-      (contentApiState.graphql !== null && isUnder(request.url, contentApiState.graphql.endpoint)),
+    isContentRequest: (request) => surfaceOf(app.server, request.url) !== null,
     closeDatabase: async (graceMs) => { await handle.close(graceMs) }
   })
 
@@ -121,13 +123,21 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   })
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
+  answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
 }
 
-/** Whether `url` is `path` or below it (`/api`, `/api/articles?x`, not `/apis`). */
-function isUnder (url: string, path: string): boolean {
-  if (!url.startsWith(path)) return false
-  const next = url.charAt(path.length)
-  return next === '' || next === '/' || next === '?' || path.endsWith('/')
+/**
+ * Lets the server's own error handlers (`contentApiServerOptions()`) tell content API paths
+ * from the application's, and says once when the server was made without them: Fastify's and
+ * Node's refusals before routing (a malformed URL, a long path segment, a header block over
+ * Node's limit) then answer in Fastify's format, quoting the request.
+ */
+function answerServerErrors (app: FastifyInstance, restPrefix: string, graphqlEndpoint: string | null): void {
+  const first = !hasSurfaces(app.server)
+  addSurfaces(app.server, { rest: `${app.prefix}${restPrefix}`, graphql: graphqlEndpoint === null ? null : `${app.prefix}${graphqlEndpoint}` })
+  if (first && !serverOptionsInUse(app.server)) {
+    app.log.warn('fastify-content-api: the server was not created with contentApiServerOptions(); malformed URLs, over-long paths and over-large headers under the content API are answered in Fastify\'s format (docs/operations.md#one-error-format)')
+  }
 }
 
 /**
@@ -158,6 +168,7 @@ export { ApiTokenService } from './auth/api-tokens.js'
 export type { DatabaseOption } from './db/connect.js'
 export { PGliteDialect, type PGliteDialectConfig } from './db/pglite-dialect.js'
 export * from './errors.js'
+export { contentApiServerOptions } from './server/server-options.js'
 export * from './model/types.js'
 export type { Registry, ContentType, Component, Field } from './model/registry.js'
 export { DocumentService, type Document, type QueryParams, type WriteParams } from './documents/service.js'

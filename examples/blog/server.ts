@@ -1,5 +1,5 @@
 import Fastify from 'fastify'
-import contentApi, { type DatabaseOption } from '../../lib/index.js'
+import contentApi, { contentApiServerOptions, type DatabaseOption } from '../../lib/index.js'
 import { models } from './models.js'
 import { seed } from './seed.js'
 
@@ -22,7 +22,9 @@ const host = process.env.HOST ?? '127.0.0.1'
 
 // Embedded PGlite starts in a few seconds on an idle machine and several times that on a busy one:
 // past Fastify's default 10 s plugin timeout, which is meant for a plugin that never finishes.
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, pluginTimeout: 120_000 })
+// contentApiServerOptions(): Fastify's and Node's own refusals (a malformed URL, an over-large
+// header) answer in the content API's error format too.
+const app = Fastify(contentApiServerOptions({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, pluginTimeout: 120_000 }))
 await app.register(contentApi, { models, db: database() })
 await app.ready()
 // Content is private by default: the public may read the blog; writing needs an account.

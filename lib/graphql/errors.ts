@@ -82,6 +82,25 @@ function requestError (error: GraphQLError | Error & { locations?: Array<{ line:
 
 type MercuriusFailure = Error & { code?: string, statusCode?: number, errors?: Array<GraphQLError | Error> }
 
+/** Apollo Server's body for a request refused at the HTTP level (its `BadRequestError`). */
+export function httpErrorBody (message: string): { errors: Array<{ message: string, extensions: { code: 'BAD_REQUEST' } }> } {
+  return { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] }
+}
+
+/** Apollo's answer to a POST whose body is not JSON (or not an object). */
+export const NO_BODY_MESSAGE = 'POST body missing, invalid Content-Type, or JSON object has no keys.'
+
+/**
+ * A request Fastify refused before Mercurius saw it (a body that is not JSON, empty, too large,
+ * of a type no parser reads): its status, in Apollo's words where Apollo has them, else the REST
+ * message, without the parser's text.
+ */
+function fastifyRefusal (failure: MercuriusFailure): { statusCode: number, response: ReturnType<typeof httpErrorBody> } {
+  if (failure.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || failure.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { statusCode: 400, response: httpErrorBody(NO_BODY_MESSAGE) }
+  const known = toContentApiError(failure)
+  return { statusCode: known.status, response: httpErrorBody(known.message) }
+}
+
 /**
  * Mercurius's `errorFormatter`: a request the server refuses before running it (parse,
  * validation, depth limit, variables) is an HTTP 400 without `data`; errors of resolvers keep
@@ -101,6 +120,9 @@ export function errorFormatter (
   }
   const [first] = execution.errors
   const failure = first?.originalError as MercuriusFailure | undefined
+  if (execution.errors.length === 1 && typeof failure?.code === 'string' && failure.code.startsWith('FST_') && typeof failure.statusCode === 'number') {
+    return fastifyRefusal(failure)
+  }
   if (execution.errors.length === 1 && failure !== undefined && Array.isArray(failure.errors)) {
     return { statusCode: 400, response: { errors: failure.errors.map(requestError) } }
   }
@@ -112,7 +134,7 @@ export function errorFormatter (
   if (execution.errors.length === 1 && failure !== undefined && typeof failure.code === 'string' && failure.code.startsWith('MER_ERR')) {
     // Mercurius refused the HTTP request itself (a mutation over GET, a malformed body).
     const status = typeof failure.statusCode === 'number' && failure.statusCode >= 400 ? failure.statusCode : 400
-    return { statusCode: status, response: { errors: [{ message: failure.message, extensions: { code: 'BAD_REQUEST' } }] } }
+    return { statusCode: status, response: httpErrorBody(failure.message) }
   }
   return { statusCode: 200, response: { errors: execution.errors.map(formatResolverError), data: execution.data ?? null } }
 }

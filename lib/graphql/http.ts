@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import { ContentApiError } from '../errors.js'
+import { httpErrorBody, NO_BODY_MESSAGE } from './errors.js'
 import type { ResolvedGraphqlOptions } from './options.js'
 import { sendSandbox } from './sandbox.js'
 
@@ -10,7 +11,7 @@ const SIMPLE_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/fo
 const NO_QUERY = 'GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.'
 
 function badRequest (reply: FastifyReply, message: string): FastifyReply {
-  return reply.code(400).type('application/json; charset=utf-8').send({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] })
+  return reply.code(400).type('application/json; charset=utf-8').send(httpErrorBody(message))
 }
 
 function csrfSafe (request: FastifyRequest): boolean {
@@ -19,6 +20,10 @@ function csrfSafe (request: FastifyRequest): boolean {
   const preflight = (name: string): boolean => typeof request.headers[name] === 'string' && request.headers[name] !== ''
   return preflight('x-apollo-operation-name') || preflight('apollo-require-preflight')
 }
+
+/** The methods the endpoint serves; Apollo answers any other with a 405. */
+const ENDPOINT_METHODS = new Set(['GET', 'HEAD', 'POST'])
+const BAD_METHOD = 'Apollo Server supports only GET/POST requests.'
 
 const wantsHtml = (request: FastifyRequest): boolean => (request.headers.accept ?? '').includes('text/html')
 
@@ -30,7 +35,7 @@ const isObject = (value: unknown): boolean => typeof value === 'object' && value
  * Mercurius would hand a non-string `query` to the parser.
  */
 function bodyProblem (body: unknown): string | null {
-  if (!isObject(body) || Object.keys(body as object).length === 0) return 'POST body missing, invalid Content-Type, or JSON object has no keys.'
+  if (!isObject(body) || Object.keys(body as object).length === 0) return NO_BODY_MESSAGE
   const { query, variables, extensions, operationName } = body as Record<string, unknown>
   if (query !== undefined && query !== null && query !== '' && typeof query !== 'string') return 'GraphQL queries must be strings.'
   for (const [name, value] of [['variables', variables], ['extensions', extensions]] as const) {
@@ -73,7 +78,7 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
     }
   })
   app.addHook('preHandler', async (request, reply) => {
-    if (!isEndpoint(request)) return
+    if (!isEndpoint(request) || !ENDPOINT_METHODS.has(request.method)) return
     if (!hasQuery(request)) return badRequest(reply, NO_QUERY)
     try {
       await access.principal(request)
@@ -81,5 +86,19 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
       if (!(err instanceof ContentApiError)) throw err
       return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toEnvelope()))
     }
+  })
+}
+
+/**
+ * Apollo's 405 for the methods clients send that the endpoint does not serve (Fastify alone
+ * would answer its own 404). After the CSRF check, as in Apollo: a `PUT` a browser could forge
+ * is still the CSRF 400.
+ */
+export function methodNotAllowed (app: FastifyInstance, endpoint: string): void {
+  app.route({
+    method: ['PUT', 'PATCH', 'DELETE'],
+    url: endpoint,
+    schema: { hide: true } as any,
+    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(httpErrorBody(BAD_METHOD))
   })
 }

@@ -10,7 +10,7 @@ import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
-import { endpointHooks } from './http.js'
+import { endpointHooks, methodNotAllowed } from './http.js'
 import { GraphqlApi } from './extension.js'
 import { resolveGraphqlOptions } from './options.js'
 import { Reader } from './read.js'
@@ -50,6 +50,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
 
   await app.register(async (child) => {
     endpointHooks(child, options, deps.access)
+    methodNotAllowed(child, options.endpoint)
     if (options.landingPage) registerSandboxAssets(child, options.endpoint)
     const engine = options.engineServer
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []

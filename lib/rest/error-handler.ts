@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/faults.js'
 import {
-  ContentApiError, InternalServerError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, ValidationError
+  ContentApiError, HttpError, InternalServerError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, ValidationError
 } from '../errors.js'
 
 /** PostgreSQL error classes that only a client's value can cause: 22 data exception, 23 integrity. */
@@ -28,6 +28,8 @@ export function toContentApiError (err: unknown): ContentApiError {
       : new ValidationError('A value does not fit its attribute (out of range or malformed)')
   }
   if (typeof e?.statusCode === 'number' && e.statusCode === 404) return new NotFoundError()
+  // Fastify's other refusals keep their status; their messages may quote the request.
+  if (typeof e?.code === 'string' && e.code.startsWith('FST_') && typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new HttpError(e.statusCode)
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new ValidationError(e.message)
   return new InternalServerError()
 }

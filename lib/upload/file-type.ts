@@ -9,10 +9,24 @@ import { UploadError } from './errors.js'
  * with a signature (`.png`, `.jpg`, `.pdf`, `.mp4`, `.zip`, ...) must carry that signature;
  * bytes of a recognisable format under another extension are refused too. Formats without a
  * signature (text, CSV, JSON, SVG) are taken at their extension's word.
+ *
+ * The recorded type is what the bytes are when they have a signature, and otherwise the type of
+ * the extension the file is stored under: never the type the client declared, which is only
+ * used to name a file that has no extension. The local files are served with the type of that
+ * same extension (./serve.ts) and S3 objects with the recorded type, so what is recorded, what
+ * is served and what the bytes are agree (see docs/upload.md).
  */
 
 /** How many leading bytes are read to detect a type (file-type's own recommendation). */
 const SAMPLE_SIZE = 4100
+
+/** What a file that says nothing about itself is: bytes to download, never rendered. */
+export const UNKNOWN_TYPE = 'application/octet-stream'
+
+/** The type of a stored file's extension (`.svg` -> `image/svg+xml`), as recorded and as served. */
+export function typeOfExtension (ext: string): string {
+  return mime.lookup(ext.toLowerCase()) || UNKNOWN_TYPE
+}
 
 /** Containers detected as `zip` when their inner layout is unusual. */
 const ZIP_BASED = new Set(['zip', 'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'odg', 'epub', 'jar', 'apk', 'xpi', 'kmz', '3mf', 'vsdx', 'ipa'])
@@ -53,11 +67,11 @@ function consistent (detected: { ext: string, mime: string }, ext: string, expec
 export async function detectType (path: string, name: string, ext: string, declaredMime: string): Promise<DetectedType> {
   const detected = await fileTypeFromBuffer(await sample(path))
   const bare = ext.slice(1).toLowerCase()
-  const declared = declaredMime === '' ? 'application/octet-stream' : declaredMime
+  const declared = declaredMime === '' ? UNKNOWN_TYPE : declaredMime
   if (bare === '') {
     if (detected !== undefined) return { ext: `.${detected.ext}`, mime: detected.mime }
     const derived = mime.extension(declared)
-    return { ext: derived === false || derived === 'bin' ? '' : `.${derived}`, mime: declared }
+    return derived === false || derived === 'bin' ? { ext: '', mime: UNKNOWN_TYPE } : { ext: `.${derived}`, mime: typeOfExtension(`.${derived}`) }
   }
   const expected = mime.lookup(bare)
   const checkable = supportedExtensions.has(bare as never) || (expected !== false && supportedMimeTypes.has(expected as never))
@@ -70,10 +84,11 @@ export async function detectType (path: string, name: string, ext: string, decla
   }
   // XML is the signature of many text formats (SVG, GPX, RSS): it contradicts none of them.
   if (detected !== undefined && detected.ext !== 'xml' && !consistent(detected, bare, expected)) throw mismatch()
-  return { ext, mime: expected === false ? declared : expected }
+  return { ext, mime: expected === false ? UNKNOWN_TYPE : expected }
 }
 
-function matches (type: string, patterns: readonly string[]): boolean {
+/** Whether a MIME type matches one of the patterns of the options (`image/*`). */
+export function matchesType (type: string, patterns: readonly string[]): boolean {
   const escape = (text: string): string => text.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')
   // `image/*`: each `*` stands for any run of characters (patterns come from the options, not clients).
   return patterns.some((pattern) => new RegExp(`^${pattern.toLowerCase().split('*').map(escape).join('.*')}$`).test(type.toLowerCase()))
@@ -82,8 +97,8 @@ function matches (type: string, patterns: readonly string[]): boolean {
 /** Strapi's `security` rule: a denied pattern refuses, and with an allow-list only its patterns pass. */
 export function checkTypeAllowed (name: string, type: string, security: { allowedTypes?: string[], deniedTypes?: string[] }): void {
   const { allowedTypes, deniedTypes } = security
-  const denied = (deniedTypes?.length ?? 0) > 0 && matches(type, deniedTypes!)
-  const notAllowed = (allowedTypes?.length ?? 0) > 0 && !matches(type, allowedTypes!)
+  const denied = (deniedTypes?.length ?? 0) > 0 && matchesType(type, deniedTypes!)
+  const notAllowed = (allowedTypes?.length ?? 0) > 0 && !matchesType(type, allowedTypes!)
   if (denied || notAllowed) {
     throw new UploadError('FCA_ERR_UPLOAD_TYPE_NOT_ALLOWED', `File type '${type}' is not allowed`, { name, type, allowedTypes: allowedTypes ?? null, deniedTypes: deniedTypes ?? null })
   }

@@ -94,7 +94,7 @@ export async function registerUpload (app: FastifyInstance, deps: UploadDeps): P
   })
   const prefix = `${deps.options.rest.prefix.replace(/\/+$/, '')}/upload`
   await app.register(uploadRoutes, { prefix, service, access: deps.access, registry: deps.registry, options })
-  if (provider instanceof LocalProvider && options.local.serve) await serveLocalFiles(app, provider.directory, options.local.baseUrl)
+  if (provider instanceof LocalProvider && options.local.serve) await serveLocalFiles(app, provider.directory, options.local.baseUrl, options.inlineTypes)
   return uploadApi(service, options, deps.registry)
 }
 

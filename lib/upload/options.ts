@@ -57,6 +57,11 @@ const UploadOptionsSchema = Type.Object({
     allowedTypes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     deniedTypes: Type.Optional(Type.Array(Type.String({ minLength: 1 })))
   }, { additionalProperties: false, default: {} }),
+  /**
+   * MIME patterns of active types (HTML, SVG, XML, JavaScript...: ./active-types.ts) served
+   * inline rather than as attachments. None by default; only for files from trusted uploaders.
+   */
+  inlineTypes: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** `local` (default), `s3`, or an object implementing the provider interface (checked below). */
   provider: Type.Unknown({ default: 'local' }),
   local: Type.Object(LocalOptions.properties, { additionalProperties: false, default: {} }),
@@ -87,6 +92,7 @@ export interface UploadOptions {
   sizeLimit?: number
   maxFiles?: number
   security?: { allowedTypes?: string[], deniedTypes?: string[] }
+  inlineTypes?: string[]
   provider?: 'local' | 's3' | UploadProvider
   local?: Partial<LocalProviderOptions>
   s3?: Partial<S3ProviderOptions> & { bucket: string }

@@ -42,6 +42,13 @@ export interface ProviderUpload {
   mime: string
   /** Bytes. */
   size: number
+  /**
+   * `attachment; filename=...` for an active type (HTML, SVG, XML, JavaScript...) that
+   * `inlineTypes` does not allow inline, else undefined. A provider whose files are read
+   * straight from its own server stores it with the file (S3's `ContentDisposition`), so that a
+   * browser downloads such a file rather than open it.
+   */
+  contentDisposition?: string
   /** A fresh stream of the file's bytes at each call (a provider may retry). */
   stream: () => Readable
 }

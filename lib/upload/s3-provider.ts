@@ -13,6 +13,10 @@ import type { ProviderResult, ProviderUpload, StoredObject, UploadProvider } fro
  *
  * `provider_metadata` records `{ bucket, key }`, so a file is deleted from the bucket it was
  * written to even after the options change.
+ *
+ * Objects are read straight from the bucket (or its CDN), which sends what was stored with them:
+ * the recorded type, and for an active type `ContentDisposition: attachment`. S3 cannot add
+ * `nosniff` or a CSP, so the bucket belongs on an origin of its own (docs/operations.md).
  */
 export class S3Provider implements UploadProvider {
   readonly name = 'aws-s3'
@@ -60,6 +64,7 @@ export class S3Provider implements UploadProvider {
         Key,
         Body: file.stream(),
         ContentType: file.mime,
+        ...(file.contentDisposition === undefined ? {} : { ContentDisposition: file.contentDisposition }),
         ...(this.#options.acl === undefined ? {} : { ACL: this.#options.acl as ObjectCannedACL })
       }
     })

@@ -5,7 +5,9 @@ import { NotFoundError } from '../errors.js'
 import type { AccessScope } from '../auth/access.js'
 import type { Document, DocumentService, QueryParams } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
+import { dispositionOf } from './active-types.js'
 import { attachFiles, checkAttachable, checkEntry, checkLinkField, type EntryGuard, type MediaTarget } from './attach.js'
+import { contentDisposition as disposition } from './content-disposition.js'
 import { UploadError } from './errors.js'
 import { bytesToKilobytes, checkFileName, extensionOf, fileHash } from './file-name.js'
 import type { FileInfo } from './file-info.js'
@@ -122,20 +124,23 @@ export class UploadService {
   /** Stores a prepared file and its formats; returns the record's storage fields. */
   async #store (file: PreparedFile, rollback: Rollback): Promise<Record<string, unknown>> {
     const { provider } = this
-    const put = async (hash: string, path: string, size: number): Promise<{ url: string, provider_metadata: Record<string, unknown> | null }> => {
+    const attachment = dispositionOf(file.mime, this.#deps.options.inlineTypes) === 'attachment'
+    const put = async (hash: string, name: string, path: string, size: number): Promise<{ url: string, provider_metadata: Record<string, unknown> | null }> => {
       const key = storageKey({ hash, ext: file.ext })
-      const result = await provider.upload({ key, hash, ext: file.ext, mime: file.mime, size, stream: () => createReadStream(path) })
+      const contentDisposition = attachment ? disposition('attachment', name) : undefined
+      const result = await provider.upload({ key, hash, ext: file.ext, mime: file.mime, size, contentDisposition, stream: () => createReadStream(path) })
       const stored = { url: result.url, provider_metadata: result.provider_metadata ?? null }
       rollback.objects.push({ key, hash, ext: file.ext, ...stored })
       return stored
     }
-    const original = await put(file.hash, file.image.path, file.image.size)
+    const original = await put(file.hash, file.name, file.image.path, file.image.size)
     const formats: Record<string, unknown> = {}
     for (const format of file.formats) {
       const hash = `${format.key}_${file.hash}`
-      const stored = await put(hash, format.path, format.size)
+      const name = `${format.key}_${file.name}`
+      const stored = await put(hash, name, format.path, format.size)
       formats[format.key] = {
-        name: `${format.key}_${file.name}`,
+        name,
         hash,
         ext: file.ext,
         mime: file.mime,

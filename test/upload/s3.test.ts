@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import S3rver from 's3rver'
 import sharp from 'sharp'
 import contentApi from '../../lib/index.js'
@@ -87,6 +87,38 @@ t.test('large files stream as multipart uploads', async (t) => {
   t.match(file, { ext: '.bin', mime: 'application/octet-stream', size: Math.round(data.length / 10) / 100 })
   t.ok((await object('media', `uploads/${file.hash}.bin`)).equals(data), 'the object holds every byte')
   await app.inject({ method: 'DELETE', url: `/api/upload/files/${file.id}` })
+})
+
+t.test('objects of active types are stored as attachments with their type: S3 serves them as downloads', async (t) => {
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')
+  const html = Buffer.from('<!doctype html><script>alert(document.cookie)</script>')
+  const { app } = await buildUpload(t, s3Options('media') as never)
+  const { status, body } = await postUpload(app, [
+    part('logo.svg', svg, 'image/svg+xml'), part('resume.html', html, 'text/html'), part('notes.txt', html, 'text/plain'),
+    { name: 'fileInfo', value: JSON.stringify([{}, { name: 'Résumé "final".html' }, {}]) }
+  ])
+  t.equal(status, 201)
+  const [logo, page, notes] = body
+  const head = async (file: { hash: string, ext: string }): Promise<{ type?: string, disposition?: string }> => {
+    const got = await client.send(new HeadObjectCommand({ Bucket: 'media', Key: `uploads/${file.hash}${file.ext}` }))
+    return { type: got.ContentType, disposition: got.ContentDisposition }
+  }
+  t.strictSame(await head(logo), { type: 'image/svg+xml', disposition: 'attachment; filename="logo.svg"' })
+  t.strictSame(await head(page), {
+    type: 'text/html',
+    disposition: 'attachment; filename="R_sum_ _final_.html"; filename*=UTF-8\'\'R%C3%A9sum%C3%A9%20%22final%22.html'
+  }, 'the record\'s name, RFC 8187-encoded')
+  t.strictSame(await head(notes), { type: 'text/plain', disposition: undefined }, 'a passive type stays inline')
+  const served = await fetch(logo.url)
+  t.equal(served.headers.get('content-type'), 'image/svg+xml')
+  t.equal(served.headers.get('content-disposition'), 'attachment; filename="logo.svg"', 'the bucket answers with them')
+
+  const inline = await buildUpload(t, { ...s3Options('media'), inlineTypes: ['image/svg+xml'] } as never)
+  const [allowed] = (await postUpload(inline.app, [part('logo.svg', svg, 'image/svg+xml')])).body
+  t.strictSame(await head(allowed), { type: 'image/svg+xml', disposition: undefined }, 'upload.inlineTypes applies to S3 too')
+  for (const file of body) await app.inject({ method: 'DELETE', url: `/api/upload/files/${file.id}` })
+  await inline.app.inject({ method: 'DELETE', url: `/api/upload/files/${allowed.id}` })
+  t.strictSame(await keys('media'), [])
 })
 
 t.test('private buckets: answers carry signed URLs', async (t) => {
