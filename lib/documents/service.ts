@@ -18,6 +18,7 @@ import { hashPasswords } from './password.js'
 import { toColumns } from './columns.js'
 import { namedDocuments, parseRelationInput, type RelationInput } from './relation-input.js'
 import { lockDocuments, type LockedDocuments } from './document-locks.js'
+import { isWriteConflict, writeConflictError } from './write-conflict.js'
 import { enforceUnique, generateUids } from './unique.js'
 import { assertPublishable, publishVersion, versionLocales, versionPair, versionRows } from './publication.js'
 import { copyRowAssociations, deleteRows } from './versions.js'
@@ -562,10 +563,16 @@ export class DocumentService {
 
   /**
    * Runs a write in one transaction, then tells the listeners registered with `onChange` (after
-   * the commit, so they never see a write that rolled back).
+   * the commit, so they never see a write that rolled back). A write that lost a race the
+   * database settled (a deadlock, a version index) is a 503 to retry (see write-conflict.ts).
    */
   async #write<T> (fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    const result = await this.#ctx.db.transaction().execute(fn)
+    let result: T
+    try {
+      result = await this.#ctx.db.transaction().execute(fn)
+    } catch (err) {
+      throw isWriteConflict(err) ? writeConflictError(err) : err
+    }
     for (const listener of this.#listeners) listener()
     return result
   }

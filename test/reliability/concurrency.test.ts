@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import contentApi, { defineContentType, type Document } from '../../lib/index.js'
 import { build } from '../helpers/build.js'
+import { dialectName, type TestDatabase } from '../helpers/database.js'
 
 /**
  * Concurrent writers on one database: two app instances (two pools on one schema, as two
@@ -62,7 +63,7 @@ interface Instances {
 }
 
 /** Two apps on one schema: the first synced it; the second only connects, as a second process would. */
-async function instances (tt: Parameters<typeof build>[0]): Promise<Instances> {
+async function instances (tt: Parameters<typeof build>[0]): Promise<Instances & { database: TestDatabase }> {
   const { app, database } = await build(tt, options)
   const second = Fastify({ logger: false, pluginTimeout: 120_000 })
   await second.register(contentApi, {
@@ -74,8 +75,12 @@ async function instances (tt: Parameters<typeof build>[0]): Promise<Instances> {
   await second.ready()
   // Closed before the first app's teardown drops the schema (tap runs teardowns last-in, first-out).
   tt.teardown(async () => { await second.close() })
-  return { apps: [app, second], db: database.db }
+  return { apps: [app, second], db: database.db, database }
 }
+
+// One pair for the whole file: each test works on its own documents.
+const { apps, db, database } = await instances(t)
+
 
 interface Answer { status: number, body: { data: any, error?: unknown } }
 
@@ -122,7 +127,6 @@ const POST_TAGS = { table: 'posts_tags_lnk', post: 'post_id', tag: 'tag_id', tag
 const POST_CATEGORY = { table: 'posts_category_lnk', post: 'post_id', category: 'category_id', postOrder: 'post_ord' }
 
 t.test('the same new locale created from two instances at once: one draft and one published row', async (t) => {
-  const { apps, db } = await instances(t)
   const created = await apps[0].inject({ method: 'POST', url: '/api/posts', payload: { data: { title: 'en' } } })
   const documentId = created.json().data.documentId as string
 
@@ -140,7 +144,6 @@ t.test('the same new locale created from two instances at once: one draft and on
 })
 
 t.test('publish, unpublish and discard the same document from two instances at once', async (t) => {
-  const { apps, db } = await instances(t)
   const [a, b] = apps.map((app) => app.contentApi.documents(POST))
   const draft = await a.create({ data: { title: 'draft' }, status: 'draft' })
   const documentId = draft.documentId
@@ -167,7 +170,6 @@ t.test('publish, unpublish and discard the same document from two instances at o
 })
 
 t.test('documents created at once, linked to the same category: each gets its own position in the category', async (t) => {
-  const { apps, db } = await instances(t)
   const category = (await apps[0].inject({ method: 'POST', url: '/api/categories', payload: { data: { name: 'news' } } })).json().data.documentId as string
 
   const answers = await burst(apps, BURST, (i) => ({ method: 'POST', url: '/api/posts?populate=category', payload: { data: { title: `post ${i}`, category } } }))
@@ -180,7 +182,6 @@ t.test('documents created at once, linked to the same category: each gets its ow
 })
 
 t.test('one list appended to from both sides at once: positions stay unique on both sides, nothing is lost', async (t) => {
-  const { apps, db } = await instances(t)
   const tag = (await apps[0].inject({ method: 'POST', url: '/api/tags', payload: { data: { name: 'hot' } } })).json().data.documentId as string
   const other = (await apps[0].inject({ method: 'POST', url: '/api/tags', payload: { data: { name: 'cold' } } })).json().data.documentId as string
   const posts: string[] = []
@@ -206,10 +207,43 @@ t.test('one list appended to from both sides at once: positions stay unique on b
 })
 
 t.test('users registering at once: one position each in the role\'s list', async (t) => {
-  const { apps, db } = await instances(t)
-  const answers = await burst(apps, 20, (i) => ({
+  // Few: each registration hashes a password (about 100 ms of CPU).
+  const answers = await burst(apps, 10, (i) => ({
     method: 'POST', url: '/api/auth/local/register', payload: { username: `user${i}`, email: `user${i}@example.com`, password: 'Password123' }
   }))
-  t.same(statuses(answers), { 200: 20 })
+  t.same(statuses(answers), { 200: 10 })
   t.same(await orderTies(db, { table: 'up_users_role_lnk', owner: 'role_id', other: 'user_id', order: 'user_ord', otherTable: 'up_users' }), [])
+})
+
+t.test('the version index is the backstop: a second draft written around the lock is refused, and the request answers 503', {
+  skip: dialectName !== 'postgres' && 'only PostgreSQL runs two transactions at once'
+}, async (t) => {
+  const documentId = (await apps[0].inject({ method: 'POST', url: '/api/posts', payload: { data: { title: 'en' } } })).json().data.documentId as string
+  const put = { method: 'PUT' as const, url: `/api/posts/${documentId}?locale=fr`, payload: { data: { title: 'ours' } } }
+
+  // Another program on the database, which does not lock the document, inserts the French draft
+  // and keeps its transaction open until the request waits for it on the index.
+  let commit!: () => void
+  const committing = new Promise<void>((resolve) => { commit = resolve })
+  let holderXid!: (xid: string) => void
+  const xid = new Promise<string>((resolve) => { holderXid = resolve })
+  const holder = database.connectAgain().transaction().execute(async (trx) => {
+    await sql`insert into posts (document_id, locale, title) values (${documentId}, 'fr', 'theirs')`.execute(trx)
+    const { rows } = await sql<{ xid: string }>`select backend_xid::text as xid from pg_stat_activity where pid = pg_backend_pid()`.execute(trx)
+    holderXid(rows[0].xid)
+    await committing
+  })
+  const waiting = sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'transactionid' and transactionid = ${await xid}::xid and not granted`
+  const answer = apps[1].inject(put)
+  while ((await waiting.execute(db)).rows[0].n === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+  commit()
+  await holder
+
+  const res = await answer
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { data: null, error: { status: 503, name: 'ServiceUnavailableError', message: /concurrent write/ } })
+  t.same(await duplicateVersions(db, 'posts', true), [], 'the index kept one draft')
+  const again = await apps[1].inject(put)
+  t.equal(again.statusCode, 200, 'the same request again succeeds')
+  t.match(again.json().data, { documentId, locale: 'fr', title: 'ours' })
 })
