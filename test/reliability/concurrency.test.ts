@@ -81,7 +81,6 @@ async function instances (tt: Parameters<typeof build>[0]): Promise<Instances & 
 // One pair for the whole file: each test works on its own documents.
 const { apps, db, database } = await instances(t)
 
-
 interface Answer { status: number, body: { data: any, error?: unknown } }
 
 /** `count` requests at once, alternating between the two instances. */
