@@ -26,7 +26,7 @@ export const columnName = (attribute: string): string => identifier(snakeCase(at
 export const indexName = (table: string, columns: readonly string[], suffix: 'idx' | 'unique'): string =>
   identifier(`${table}_${columns.join('_')}_${suffix}`)
 
-/** The suffix of every version index, which the error handler recognises (lib/rest/error-handler.ts). */
+/** The suffix of every version index, by which a write conflict is recognised (lib/documents/write-conflict.ts). */
 export const VERSION_INDEX_SUFFIX = '_version_unique'
 
 /** `articles_document_id_locale_version_unique`: shortened before the suffix, so a long table name keeps it. */

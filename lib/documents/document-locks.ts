@@ -34,6 +34,7 @@ export interface LockedDocuments {
   rowIds: readonly number[]
 }
 
+/** Locks every row of `documents`, table by table in name order, each in id order (one statement per table). */
 export async function lockDocuments (trx: Transaction<any>, documents: readonly LockedDocuments[]): Promise<void> {
   const tables = new Map<string, { documentIds: Set<string>, rowIds: Set<number> }>()
   for (const { table, documentIds, rowIds } of documents) {

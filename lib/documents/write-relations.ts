@@ -191,8 +191,8 @@ async function writeLinks (
   }
   if (link.orderColumn !== null) {
     const moved = wanted.flatMap((w) => {
-      const link = current.get(w.row)
-      return link !== undefined && link.position !== w.position ? [{ id: link.id as number, position: w.position }] : []
+      const kept = current.get(w.row)
+      return kept !== undefined && kept.position !== w.position ? [{ id: kept.id as number, position: w.position }] : []
     })
     if (moved.length > 0) {
       await sql`update ${sql.table(link.table)} as l set ${sql.id(link.orderColumn)} = v.position
