@@ -175,8 +175,8 @@ async function writeLinks (
     .where(sql<boolean>`${sql.ref(link.sourceColumn)} = ${source.rowId}`)
     .execute()
   const current = new Map(existing.map((r) => [r.target, r]))
-  const kept = new Set(wanted.map((w) => w.row))
-  const removed = existing.filter((r) => !kept.has(r.target)).map((r) => r.id as number)
+  const wantedRows = new Set(wanted.map((w) => w.row))
+  const removed = existing.filter((r) => !wantedRows.has(r.target)).map((r) => r.id as number)
   if (removed.length > 0) await trx.deleteFrom(link.table).where('id', 'in', removed).execute()
   if (wanted.length === 0) return
 
