@@ -12,13 +12,23 @@ export function snakeCase (name: string): string {
     .toLowerCase()
 }
 
-/** Shortens an identifier past PostgreSQL's limit, keeping it unique and deterministic. */
-export function identifier (name: string): string {
-  if (Buffer.byteLength(name) <= MAX_IDENTIFIER) return name
+/**
+ * Shortens an identifier past PostgreSQL's limit (or past `max` bytes, for a name that gets a
+ * fixed suffix after it), keeping it unique and deterministic.
+ */
+export function identifier (name: string, max = MAX_IDENTIFIER): string {
+  if (Buffer.byteLength(name) <= max) return name
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8)
-  return `${name.slice(0, MAX_IDENTIFIER - 9)}_${hash}`
+  return `${name.slice(0, max - 9)}_${hash}`
 }
 
 export const columnName = (attribute: string): string => identifier(snakeCase(attribute))
 export const indexName = (table: string, columns: readonly string[], suffix: 'idx' | 'unique'): string =>
   identifier(`${table}_${columns.join('_')}_${suffix}`)
+
+/** The suffix of every version index, by which a write conflict is recognised (lib/documents/write-conflict.ts). */
+export const VERSION_INDEX_SUFFIX = '_version_unique'
+
+/** `articles_document_id_locale_version_unique`: shortened before the suffix, so a long table name keeps it. */
+export const versionIndexName = (table: string, columns: readonly string[]): string =>
+  `${identifier(`${table}_${columns.join('_')}`, MAX_IDENTIFIER - VERSION_INDEX_SUFFIX.length)}${VERSION_INDEX_SUFFIX}`

@@ -90,3 +90,8 @@ export function parseRelationInput (name: string, value: unknown): RelationInput
     disconnect: list(value.disconnect, [name, 'disconnect'], false)
   }
 }
+
+/** The documents a relation write links or unlinks (position anchors are only read, not written). */
+export function namedDocuments (input: RelationInput): RelationRef[] {
+  return input.mode === 'set' ? input.items : [...input.connect, ...input.disconnect]
+}

@@ -16,7 +16,9 @@ import { Visibility } from '../query/visibility.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
 import { toColumns } from './columns.js'
-import { parseRelationInput, type RelationInput } from './relation-input.js'
+import { namedDocuments, parseRelationInput, type RelationInput } from './relation-input.js'
+import { lockDocuments, type LockedDocuments } from './document-locks.js'
+import { isWriteConflict, writeConflictError } from './write-conflict.js'
 import { enforceUnique, generateUids } from './unique.js'
 import { assertPublishable, publishVersion, versionLocales, versionPair, versionRows } from './publication.js'
 import { copyRowAssociations, deleteRows } from './versions.js'
@@ -244,6 +246,7 @@ export class DocumentService {
   }
 
   async #createIn (trx: Transaction<any>, write: PreparedWrite): Promise<Document> {
+    await this.#lock(trx, null, write.associations)
     const documentId = createDocumentId()
     await this.#insertVersion(trx, { ...write, documentId })
     await this.#checkWritten(trx, documentId, write)
@@ -298,6 +301,7 @@ export class DocumentService {
 
   async #updateIn (trx: Transaction<any>, documentId: string, write: PreparedWrite): Promise<Document | null> {
     const { status, locale, values, associations, shape } = write
+    await this.#lock(trx, documentId, associations)
     if (!(await this.#permits(trx, documentId, write.access, this.model.localized ? locale : null))) return null
     const target = trx.updateTable(this.model.tableName)
       .where('document_id', '=', documentId)
@@ -412,6 +416,7 @@ export class DocumentService {
     return await this.#write(async (trx) => {
       const documentId = params.documentId ?? await this.#singleDocumentId(trx)
       const inLocale = this.model.localized ? locale : null
+      if (documentId !== null) await this.#lock(trx, documentId)
       if (documentId === null || !(await this.#permits(trx, documentId, params.access, inLocale))) return { documentId: null, entries: 0 }
       let query = trx.selectFrom(this.model.tableName).select('id').where('document_id', '=', documentId)
       if (inLocale !== null) query = query.where('locale', '=', inLocale)
@@ -433,6 +438,7 @@ export class DocumentService {
   async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     this.#requireDraftAndPublish('publish')
     return await this.#write(async (trx) => {
+      await this.#lock(trx, params.documentId)
       const now = new Date().toISOString()
       const locales = await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       for (const locale of locales) {
@@ -449,6 +455,7 @@ export class DocumentService {
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     this.#requireDraftAndPublish('unpublish')
     return await this.#write(async (trx) => {
+      await this.#lock(trx, params.documentId)
       const rows = await versionRows(trx, this.model, this.#ctx, params.documentId, params.locale, true)
       return { documentId: params.documentId, entries: await deleteRows(trx, this.#ctx.registry, this.model, rows) }
     })
@@ -458,6 +465,7 @@ export class DocumentService {
   async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     this.#requireDraftAndPublish('discardDraft')
     return await this.#write(async (trx) => {
+      await this.#lock(trx, params.documentId)
       const entries: Document[] = []
       for (const locale of await versionLocales(trx, this.model, this.#ctx, params.documentId, params.locale, false)) {
         const pair = await versionPair(trx, this.model, params.documentId, locale)
@@ -471,6 +479,26 @@ export class DocumentService {
       }
       return { documentId: params.documentId, entries }
     })
+  }
+
+  /**
+   * Locks, before anything else in the write's transaction, the document written (null: a new
+   * one, which no other writer can know yet) and every document its relation inputs link or
+   * unlink (see lib/documents/document-locks.ts). A second writer of the same document, or of
+   * the same related document's list, waits here until the first commits, then reads what it wrote.
+   */
+  async #lock (trx: Transaction<any>, documentId: string | null, associations: AssociationWrite[] = []): Promise<void> {
+    const documents: LockedDocuments[] = documentId === null ? [] : [{ table: this.model.tableName, documentIds: [documentId], rowIds: [] }]
+    for (const [association, input] of associations) {
+      if (association.kind !== 'relation') continue
+      const refs = namedDocuments(input as RelationInput)
+      documents.push({
+        table: this.#ctx.registry.get(association.target)!.tableName,
+        documentIds: refs.flatMap((r) => r.documentId ?? []),
+        rowIds: refs.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : [])
+      })
+    }
+    await lockDocuments(trx, documents)
   }
 
   #requireDraftAndPublish (action: string): void {
@@ -535,10 +563,16 @@ export class DocumentService {
 
   /**
    * Runs a write in one transaction, then tells the listeners registered with `onChange` (after
-   * the commit, so they never see a write that rolled back).
+   * the commit, so they never see a write that rolled back). A write that lost a race the
+   * database settled (a deadlock, a version index) is a 503 to retry (see write-conflict.ts).
    */
   async #write<T> (fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    const result = await this.#ctx.db.transaction().execute(fn)
+    let result: T
+    try {
+      result = await this.#ctx.db.transaction().execute(fn)
+    } catch (err) {
+      throw isWriteConflict(err) ? writeConflictError(err) : err
+    }
     for (const listener of this.#listeners) listener()
     return result
   }

@@ -144,16 +144,43 @@ export async function writeRelation (
     return connected.length > 0 ? connected : kept.get(documentId) ?? []
   }
 
+  const wanted = documents.flatMap((documentId, index) => rowsOf(documentId).map((row) => ({ row, position: index + 1 })))
+  await writeLinks(trx, source, association, wanted)
+}
+
+/**
+ * Brings a row's links to `wanted` (related rows with their positions in the row's list) by
+ * touching only what changes: links to rows no longer wanted are deleted, kept links whose
+ * position changed are updated in place, new links are inserted at the end of the related row's
+ * own list (`max + 1` of the other order column; the related documents are locked, see
+ * document-locks.ts). A kept link is never deleted and inserted again, so a concurrent writer
+ * that removes it (a document moving to another list of an exclusive relation) is not undone.
+ *
+ * ```sql
+ * delete from "articles_tags_lnk" where id in ($1);
+ * update "articles_tags_lnk" as l set "tag_ord" = v.position from (values ($2, $3)) as v(id, position) where l.id = v.id;
+ * insert into "articles_tags_lnk" ("article_id", "tag_id", "tag_ord", "article_ord") values ($4, $5, $6, $7)
+ * ```
+ */
+async function writeLinks (
+  trx: Transaction<any>, source: WrittenRow, association: RelationAssociation, wanted: ReadonlyArray<{ row: number, position: number }>
+): Promise<void> {
   const { link } = association
   const existing = await trx.selectFrom(link.table)
-    .select([sql<number>`${sql.ref(link.targetColumn)}`.as('target'), sql<number | null>`${sql.ref(link.otherOrderColumn)}`.as('other')])
+    .select([
+      'id',
+      sql<number>`${sql.ref(link.targetColumn)}`.as('target'),
+      (link.orderColumn === null ? sql<number | null>`null` : sql<number | null>`${sql.ref(link.orderColumn)}`).as('position')
+    ])
     .where(sql<boolean>`${sql.ref(link.sourceColumn)} = ${source.rowId}`)
     .execute()
-  const otherOrder = new Map(existing.map((r) => [r.target, r.other]))
-  await trx.deleteFrom(link.table).where(sql<boolean>`${sql.ref(link.sourceColumn)} = ${source.rowId}`).execute()
+  const current = new Map(existing.map((r) => [r.target, r]))
+  const wantedRows = new Set(wanted.map((w) => w.row))
+  const removed = existing.filter((r) => !wantedRows.has(r.target)).map((r) => r.id as number)
+  if (removed.length > 0) await trx.deleteFrom(link.table).where('id', 'in', removed).execute()
+  if (wanted.length === 0) return
 
-  const targetRows = documents.flatMap(rowsOf)
-  if (targetRows.length === 0) return
+  const targetRows = wanted.map((w) => w.row)
   if (association.exclusive) {
     // A related document may belong to one document on this side only: unlink it elsewhere,
     // except from the other versions (draft, published) of the document being written.
@@ -162,17 +189,30 @@ export async function writeRelation (
       .where(sql<boolean>`${sql.ref(link.sourceColumn)} not in (select id from ${sql.table(source.model.tableName)} where document_id = ${source.documentId})`)
       .execute()
   }
+  if (link.orderColumn !== null) {
+    const moved = wanted.flatMap((w) => {
+      const kept = current.get(w.row)
+      return kept !== undefined && kept.position !== w.position ? [{ id: kept.id as number, position: w.position }] : []
+    })
+    if (moved.length > 0) {
+      await sql`update ${sql.table(link.table)} as l set ${sql.id(link.orderColumn)} = v.position
+        from (values ${sql.join(moved.map((m) => sql`(${m.id}::integer, ${m.position}::double precision)`))}) as v(id, position)
+        where l.id = v.id`.execute(trx)
+    }
+  }
+
+  const added = wanted.filter((w) => !current.has(w.row))
+  if (added.length === 0) return
   const next = await trx.selectFrom(link.table)
     .select([sql<number>`${sql.ref(link.targetColumn)}`.as('target'), sql<number>`coalesce(max(${sql.ref(link.otherOrderColumn)}), 0)`.as('max')])
-    .where(sql<boolean>`${sql.ref(link.targetColumn)} in (${sql.join(targetRows)})`)
+    .where(sql<boolean>`${sql.ref(link.targetColumn)} in (${sql.join(added.map((w) => w.row))})`)
     .groupBy(sql.ref(link.targetColumn))
     .execute()
   const maxOther = new Map(next.map((r) => [r.target, Number(r.max)]))
-  const values = documents.flatMap((documentId, index) => rowsOf(documentId).map((row) => ({
+  await trx.insertInto(link.table).values(added.map(({ row, position }) => ({
     [link.sourceColumn]: source.rowId,
     [link.targetColumn]: row,
-    ...(link.orderColumn === null ? {} : { [link.orderColumn]: index + 1 }),
-    [link.otherOrderColumn]: otherOrder.get(row) ?? (maxOther.get(row) ?? 0) + 1
-  })))
-  await trx.insertInto(link.table).values(values).execute()
+    ...(link.orderColumn === null ? {} : { [link.orderColumn]: position }),
+    [link.otherOrderColumn]: (maxOther.get(row) ?? 0) + 1
+  }))).execute()
 }

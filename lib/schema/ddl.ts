@@ -61,9 +61,18 @@ export function alterNullability (table: string, column: string, nullable: boole
   return `alter table ${quoteIdent(table)} alter column ${quoteIdent(column)} ${nullable ? 'drop' : 'set'} not null`
 }
 
-/** `create index "articles_slug_idx" on "articles" ("slug")` */
+/**
+ * `create index "articles_slug_idx" on "articles" ("slug")`, or with expressions:
+ * `create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))`
+ */
 export function createIndex (table: string, index: IndexSpec): string {
-  return `create ${index.unique === true ? 'unique ' : ''}index ${quoteIdent(index.name)} on ${quoteIdent(table)} (${list(index.columns)})`
+  const keys = [...index.columns.map(quoteIdent), ...index.expressions ?? []].join(', ')
+  return `create ${index.unique === true ? 'unique ' : ''}index ${quoteIdent(index.name)} on ${quoteIdent(table)} (${keys})`
+}
+
+/** `drop index "articles_document_id_locale_published_at_idx"` */
+export function dropIndex (name: string): string {
+  return `drop index ${quoteIdent(name)}`
 }
 
 /**

@@ -1,4 +1,4 @@
-import { identifier, indexName } from '../db/naming.js'
+import { identifier, indexName, versionIndexName } from '../db/naming.js'
 import { ConfigurationError } from '../errors.js'
 import { FILE_UID, MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
@@ -24,8 +24,22 @@ export interface ColumnSpec {
 export interface IndexSpec {
   readonly name: string
   readonly columns: readonly string[]
-  /** For join tables later; attribute columns never get unique indexes (see `attributeIndexes`). */
+  /**
+   * SQL expressions indexed after `columns`, e.g. `("published_at" is null)`. Written in this
+   * file only, never taken from a model.
+   */
+  readonly expressions?: readonly string[]
+  /**
+   * Link tables (one link per pair) and the version index of content types; attribute columns
+   * never get unique indexes (see `attributeIndexes`).
+   */
   readonly unique?: boolean
+  /**
+   * Indexes of this library's own that this one supersedes: sync drops them once this one
+   * exists (an index an earlier version created, or the other form of a version index when a
+   * type's localization changes).
+   */
+  readonly replaces?: readonly string[]
 }
 
 export interface ForeignKeySpec {
@@ -54,13 +68,39 @@ function columnSpec (field: Field): ColumnSpec {
   }
 }
 
+/** `document_id`, then `locale` on a localized type: the columns a document's versions are keyed by. */
+const versionColumns = (localized: boolean): string[] => localized ? ['document_id', 'locale'] : ['document_id']
+
 /**
+ * The version index: a document has at most one draft row and at most one published row per
+ * locale. The database enforces it, so no interleaving of writers can store a second one (the
+ * document service locks the document first, so writers wait rather than meet this index). A
+ * type without draft & publish has published rows only, so the index holds it to one row per
+ * (document, locale); turning draft & publish on or off needs no other index.
+ *
  * Every read and write of a document looks rows up by document id, then by locale and draft or
- * published state, so one composite index serves them all.
+ * published state, so this index also serves them all. It replaces the plain composite index
+ * `(document_id, [locale,] published_at)` of earlier versions, and the other form of itself when
+ * a type's localization changes.
+ *
+ * ```sql
+ * create unique index "articles_document_id_locale_version_unique"
+ *   on "articles" ("document_id", "locale", ("published_at" is null))
+ * ```
+ *
+ * A row whose `locale` is null (written before its type was localized) is not constrained:
+ * PostgreSQL's unique indexes treat nulls as distinct, and `nulls not distinct` needs PostgreSQL 15.
  */
-function documentIndex (ct: ContentType): IndexSpec {
-  const columns = ct.localized ? ['document_id', 'locale', 'published_at'] : ['document_id', 'published_at']
-  return { name: indexName(ct.tableName, columns, 'idx'), columns }
+export function versionIndex (ct: ContentType): IndexSpec {
+  const name = (localized: boolean): string => versionIndexName(ct.tableName, versionColumns(localized))
+  const composite = (localized: boolean): string => indexName(ct.tableName, [...versionColumns(localized), 'published_at'], 'idx')
+  return {
+    name: name(ct.localized),
+    columns: versionColumns(ct.localized),
+    expressions: ['("published_at" is null)'],
+    unique: true,
+    replaces: [composite(true), composite(false), name(!ct.localized)]
+  }
 }
 
 /**
@@ -92,14 +132,14 @@ function attributeIndexes (ct: ContentType): IndexSpec[] {
  * //   "created_at" timestamp(3) with time zone not null default now(),
  * //   "updated_at" timestamp(3) with time zone not null default now(),
  * //   "published_at" timestamp(3) with time zone, "locale" varchar(255))
- * // create index "articles_document_id_locale_published_at_idx" on "articles" ("document_id", "locale", "published_at")
+ * // create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))
  * // create index "articles_slug_idx" on "articles" ("slug")
  */
 export function contentTypeTable (ct: ContentType): TableSpec {
   return {
     name: ct.tableName,
     columns: [...ct.fields.values()].map(columnSpec),
-    indexes: [documentIndex(ct), ...attributeIndexes(ct)],
+    indexes: [versionIndex(ct), ...attributeIndexes(ct)],
     foreignKeys: []
   }
 }

@@ -1,5 +1,5 @@
 import {
-  addColumn, addForeignKey, alterColumnType, alterNullability, createIndex, createTable, dropColumn
+  addColumn, addForeignKey, alterColumnType, alterNullability, createIndex, createTable, dropColumn, dropIndex
 } from './ddl.js'
 import type { ColumnSpec, TableSpec } from './desired-schema.js'
 import type { CurrentSchema, CurrentTable } from './introspect.js'
@@ -13,9 +13,10 @@ export interface DestructiveChange {
 }
 
 /**
- * What sync would do. `statements` only ever add (tables, columns, indexes, foreign keys) or
- * loosen (a longer varchar, a dropped NOT NULL), so running them can lose no data; `destructive`
- * lists everything else separately.
+ * What sync would do. `statements` only ever add (tables, columns, indexes, foreign keys),
+ * loosen (a longer varchar, a dropped NOT NULL) or drop an index of this library's own that a new
+ * one supersedes (`IndexSpec.replaces`), so running them can lose no data; `destructive` lists
+ * everything else separately.
  */
 export interface SchemaPlan {
   readonly statements: string[]
@@ -110,6 +111,10 @@ export function diffSchema (desired: readonly TableSpec[], current: CurrentSchem
     }
     for (const index of spec.indexes) {
       if (existing?.indexes.has(index.name) !== true) phases.indexes.push(createIndex(spec.name, index))
+      // An index this one supersedes goes once its replacement exists (the statement above).
+      for (const replaced of index.replaces ?? []) {
+        if (existing?.indexes.has(replaced) === true) phases.indexes.push(dropIndex(replaced))
+      }
     }
   }
   return {

@@ -3,6 +3,7 @@ import { SchemaSyncError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { desiredSchema } from './desired-schema.js'
 import { diffSchema, type SchemaPlan } from './diff.js'
+import { describeDuplicates, findDuplicates } from './duplicates.js'
 import { introspectSchema } from './introspect.js'
 import { lockSchema } from './lock.js'
 
@@ -61,6 +62,10 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  * Introspection happens under the lock, so an instance that waited for another sees its tables
  * and plans nothing; read committed makes sure each catalog read sees what was committed while
  * it waited. PostgreSQL DDL is transactional: a failing statement leaves the database untouched.
+ * A unique index to add to a table whose rows already repeat its key (two drafts of one document
+ * in one locale, stored before the version index existed) is found before anything runs and
+ * refused with a `SchemaSyncError` naming the table and the query that lists the rows
+ * (lib/schema/duplicates.ts); a dry run logs the same as a warning.
  *
  * - `apply` runs `statements`, and `destructive` too when `allowDestructive` is set; otherwise
  *   destructive changes are logged with `log.warn` and left alone.
@@ -78,9 +83,12 @@ export async function syncSchema (
   const desired = desiredSchema(registry)
 
   if (options.mode === 'dryRun') {
-    const plan = diffSchema(desired, await introspectSchema(db))
+    const current = await introspectSchema(db)
+    const plan = diffSchema(desired, current)
     log?.info({ statements: plan.statements, destructive: plan.destructive },
       `Schema sync dry run: ${plan.statements.length} statement(s) and ${plan.destructive.length} destructive change(s) planned`)
+    const duplicates = await findDuplicates(db, desired, current)
+    if (duplicates.length > 0) log?.warn({ duplicates }, describeDuplicates(duplicates))
     if (!options.allowDestructive) warnDestructive(plan, log)
     return { ...plan, applied: false }
   }
@@ -90,7 +98,11 @@ export async function syncSchema (
     // waiting for the lock while another instance syncs, may take longer.
     await sql`set local statement_timeout = 0`.execute(trx)
     await lockSchema(trx)
-    const plan = diffSchema(desired, await introspectSchema(trx))
+    const current = await introspectSchema(trx)
+    const plan = diffSchema(desired, current)
+    // Rows that repeat the key of a unique index to add: refuse before changing anything.
+    const duplicates = await findDuplicates(trx, desired, current)
+    if (duplicates.length > 0) throw new SchemaSyncError(`${describeDuplicates(duplicates)} Nothing was changed.`)
     for (const statement of plan.statements) await run(trx, statement)
     if (options.allowDestructive) {
       for (const change of plan.destructive) await run(trx, change.sql)

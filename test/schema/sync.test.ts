@@ -62,7 +62,7 @@ t.test('the first sync creates every table, column and index', async (t) => {
   t.same(cols.title, { type: 'character varying', nullable: 'YES' })
   t.same(cols.created_at, { type: 'timestamp with time zone', nullable: 'NO' })
   t.same(cols.published_at, { type: 'timestamp with time zone', nullable: 'YES' })
-  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_published_at_idx', 'articles_pkey', 'articles_slug_idx'])
+  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_version_unique', 'articles_pkey', 'articles_slug_idx'])
   t.equal((await columns(tdb.db, 'kitchen_sinks')).a_json.type, 'jsonb')
 
   const { rows } = await sql<{ id: number, title: string, created_at: unknown, updated_at: unknown }>`
@@ -80,7 +80,7 @@ t.test('a unique attribute allows the same value twice (draft and published rows
   const tdb = await createTestDatabase()
   t.teardown(() => tdb.drop())
   await sync(tdb.db, [article()])
-  await sql`insert into articles (document_id, slug, locale) values ('a', 'hello', 'en'), ('a', 'hello', 'en'), ('a', 'hello', 'fr')`.execute(tdb.db)
+  await sql`insert into articles (document_id, slug, locale, published_at) values ('a', 'hello', 'en', null), ('a', 'hello', 'en', now()), ('a', 'hello', 'fr', null)`.execute(tdb.db)
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from articles where slug = 'hello'`.execute(tdb.db)
   t.equal(rows[0].n, 3)
 })
@@ -226,9 +226,9 @@ t.test('dryRun returns the SQL and creates nothing', async (t) => {
       '"created_at" timestamp(3) with time zone not null default now(), ' +
       '"updated_at" timestamp(3) with time zone not null default now(), "published_at" timestamp(3) with time zone)',
     'create table "components_shared_seos" ("id" serial primary key, "meta_title" varchar(255), "meta_description" text)',
-    'create index "articles_document_id_locale_published_at_idx" on "articles" ("document_id", "locale", "published_at")',
+    'create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))',
     'create index "articles_slug_idx" on "articles" ("slug")',
-    'create index "homepages_document_id_published_at_idx" on "homepages" ("document_id", "published_at")'
+    'create unique index "homepages_document_id_version_unique" on "homepages" ("document_id", ("published_at" is null))'
   ])
   t.same(await tables(tdb.db), [], 'nothing was created')
   t.equal(log.info.length, 1, 'the plan is logged')
@@ -359,4 +359,89 @@ t.test('a failing statement rolls the whole plan back', async (t) => {
   await sql`create index articles_slug_idx on other (slug)`.execute(tdb.db)
   await t.rejects(sync(tdb.db, [article()]), { name: 'SchemaSyncError', message: /articles_slug_idx.*Nothing was changed/ })
   t.same(await tables(tdb.db), ['other'], 'the tables created before the failure were rolled back')
+})
+
+/** The document indexes of the versions before the version index: plain, on (document_id, [locale,] published_at). */
+async function downgradeIndexes (db: Kysely<any>): Promise<void> {
+  await sql`drop index articles_document_id_locale_version_unique`.execute(db)
+  await sql`create index articles_document_id_locale_published_at_idx on articles (document_id, locale, published_at)`.execute(db)
+  await sql`drop index homepages_document_id_version_unique`.execute(db)
+  await sql`create index homepages_document_id_published_at_idx on homepages (document_id, published_at)`.execute(db)
+}
+
+t.test('an existing database gets the version index in place of the composite index, rows kept', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const models = [article(), homepage]
+  await sync(tdb.db, models)
+  await downgradeIndexes(tdb.db)
+  await sql`insert into articles (document_id, title, locale, published_at) values ('a', 'A', 'en', null), ('a', 'A', 'en', now()), ('a', 'A', 'fr', null)`.execute(tdb.db)
+
+  const plan = await sync(tdb.db, models)
+  t.same(plan.statements, [
+    'create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))',
+    'drop index "articles_document_id_locale_published_at_idx"',
+    'create unique index "homepages_document_id_version_unique" on "homepages" ("document_id", ("published_at" is null))',
+    'drop index "homepages_document_id_published_at_idx"'
+  ])
+  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_version_unique', 'articles_pkey', 'articles_slug_idx'])
+  t.same(await indexes(tdb.db, 'homepages'), ['homepages_document_id_version_unique', 'homepages_pkey'])
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from articles`.execute(tdb.db)
+  t.equal(rows[0].n, 3, 'every row is kept')
+  await t.rejects(sql`insert into articles (document_id, locale) values ('a', 'fr')`.execute(tdb.db), { code: '23505' }, 'a second draft is refused')
+  await t.rejects(sql`insert into articles (document_id, locale, published_at) values ('a', 'en', now())`.execute(tdb.db), { code: '23505' }, 'a second published row too')
+  await sql`insert into articles (document_id, locale, published_at) values ('a', 'fr', now())`.execute(tdb.db)
+  t.same((await sync(tdb.db, models)).statements, [], 'the next sync plans nothing')
+})
+
+t.test('rows that repeat a version stop sync: the tables are named, the query listed, nothing changed', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const models = [article(), homepage]
+  await sync(tdb.db, models)
+  await downgradeIndexes(tdb.db)
+  // Two drafts of one locale, two published rows of another, and a single type written twice.
+  await sql`insert into articles (document_id, title, locale, published_at) values
+    ('a', 'one', 'en', null), ('a', 'two', 'en', null), ('b', 'B', 'fr', now()), ('b', 'B', 'fr', now()), ('b', 'B', 'fr', null)`.execute(tdb.db)
+  await sql`insert into homepages (document_id, published_at) values ('h', now()), ('h', now())`.execute(tdb.db)
+
+  const log = recorder()
+  await sync(tdb.db, models, { mode: 'dryRun', allowDestructive: false }, log.log)
+  t.match(log.warn, [[{ duplicates: [{ table: 'articles', groups: 2 }, { table: 'homepages', groups: 1 }] }, /cannot add 2 unique index/]], 'a dry run warns')
+
+  const error = await sync(tdb.db, models).then(() => null, (err: Error) => err)
+  t.match(error, { name: 'SchemaSyncError', code: 'FCA_ERR_SCHEMA_SYNC' })
+  t.match(error?.message, /"articles": 2 key value\(s\) held by several rows, for "articles_document_id_locale_version_unique"/)
+  t.match(error?.message, /"homepages": 1 key value\(s\)/)
+  t.match(error?.message, /Nothing was changed\.$/)
+  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_published_at_idx', 'articles_pkey', 'articles_slug_idx'], 'nothing was changed')
+
+  // The query the message gives lists each group with its rows' ids.
+  const query = /List them with:\n\s+(select [^\n]+ from "articles"[^\n]+);/.exec(error?.message ?? '')?.[1]
+  t.ok(query)
+  const { rows } = await sql.raw<{ document_id: string, ids: number[] }>(query!).execute(tdb.db)
+  t.same(rows.map((r) => [r.document_id, r.ids.map(Number)]).sort(), [['a', [1, 2]], ['b', [3, 4]]])
+
+  await sql`delete from articles where id in (1, 3)`.execute(tdb.db)
+  await sql`delete from homepages where id = (select min(id) from homepages)`.execute(tdb.db)
+  t.same(await indexes(tdb.db, 'articles'), ['articles_document_id_locale_published_at_idx', 'articles_pkey', 'articles_slug_idx'])
+  t.equal((await sync(tdb.db, models)).applied, true, 'once repaired, sync adds the indexes')
+  t.same(await indexes(tdb.db, 'homepages'), ['homepages_document_id_version_unique', 'homepages_pkey'])
+})
+
+t.test('turning i18n on swaps the version index for its localized form', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const plain = { ...article(), pluginOptions: {} }
+  await sync(tdb.db, [plain])
+  await sql`insert into articles (document_id, title) values ('a', 'A')`.execute(tdb.db)
+  const plan = await sync(tdb.db, [article()])
+  t.same(plan.statements, [
+    'alter table "articles" add column "locale" varchar(255)',
+    'create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))',
+    'drop index "articles_document_id_version_unique"'
+  ])
+  await sql`update articles set locale = 'en'`.execute(tdb.db)
+  await sql`insert into articles (document_id, title, locale) values ('a', 'A', 'fr')`.execute(tdb.db)
+  t.pass('a second locale\'s draft is allowed')
 })
