@@ -8,6 +8,7 @@ import type { UserStore } from '../auth/users.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options.js'
+import { maxRowsHook, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks } from './http.js'
@@ -16,6 +17,7 @@ import { resolveGraphqlOptions } from './options.js'
 import { Reader } from './read.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
+import { selectionLimitsRule } from './selection-limits.js'
 
 export { GraphqlApi } from './extension.js'
 export type { Extension, ExtensionFactory, ExtensionLibraries } from './extension.js'
@@ -48,8 +50,11 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   const api = new GraphqlApi(options.endpoint)
   const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)
 
+  const { limits } = deps.options
+  let cost: CostSettings = { defaultLimit: options.defaultLimit, amountLimit: options.amountLimit, roles: new Map() }
+
   await app.register(async (child) => {
-    endpointHooks(child, options, deps.access)
+    endpointHooks(child, options, limits, deps.access)
     if (options.landingPage) registerSandboxAssets(child, options.endpoint)
     const engine = options.engineServer
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []
@@ -61,10 +66,18 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
       path: options.endpoint,
       graphiql: false,
       errorFormatter: errorFormatter as any,
-      validationRules: [depthLimitRule(options.depthLimit), ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]), ...userRules]
+      validationRules: [
+        depthLimitRule(options.depthLimit),
+        selectionLimitsRule(options),
+        ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+        ...userRules
+      ]
     })
+    const rows = options.maxRows <= limits.maxRows ? { max: options.maxRows, limit: 'graphql.maxRows' as const } : { max: limits.maxRows, limit: 'limits.maxRows' as const }
+    child.graphql.addHook('preExecution', maxRowsHook(() => cost, rows))
     child.addHook('onReady', async () => {
-      const schema = buildSchema({ ...deps, app, reader, graphql: options, api })
+      const { schema, roles } = buildSchema({ ...deps, app, reader, graphql: options, api })
+      cost = { ...cost, roles }
       child.graphql.replaceSchema(schema)
       api.seal(schema)
     })
