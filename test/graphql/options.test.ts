@@ -20,6 +20,7 @@ t.test('defaults, validation and every problem at once', async (t) => {
     maxAliases: 15,
     maxSelections: 1000,
     maxTokens: 1000,
+    maxRows: 2500,
     defaultLimit: 10,
     format: 'entity',
     v4CompatibilityMode: false,
