@@ -189,6 +189,18 @@ function ask (child: ChildProcess, message: string): Promise<any> {
   })
 }
 
+/** The HTTP request of an attack, its document ending with `suffix` (a comment). */
+function request (attack: Attack, port: number, suffix: string): { url: URL, init: RequestInit } {
+  const url = new URL(`http://127.0.0.1:${port}/graphql`)
+  if (attack.method === 'GET') {
+    for (const [key, value] of Object.entries(attack.query ?? {})) url.searchParams.set(key, key === 'query' ? value + suffix : value)
+    return { url, init: { headers: { 'apollo-require-preflight': '1' } } }
+  }
+  // A body given as JSON text is sent as it is: it is refused before any cache.
+  const body = typeof attack.body === 'string' ? attack.body : JSON.stringify({ ...(attack.body as object), query: (attack.body as { query: string }).query + suffix })
+  return { url, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body } }
+}
+
 function startServer (): Promise<{ child: ChildProcess, port: number }> {
   const child = fork(fileURLToPath(import.meta.url), ['serve'], { env: { ...process.env, NODE_ENV: 'production' }, execArgv: ['--import', 'tsx'] })
   return new Promise((resolve, reject) => {
@@ -206,15 +218,11 @@ async function main (): Promise<void> {
   const rows: Array<Record<string, unknown>> = []
   try {
     for (const attack of ATTACKS.filter((a) => ONLY === undefined || ONLY.some((name) => a.name.includes(name)))) {
-      const url = new URL(`http://127.0.0.1:${server.port}/graphql`)
-      for (const [key, value] of Object.entries(attack.query ?? {})) url.searchParams.set(key, value)
-      const init: RequestInit = attack.method === 'GET'
-        ? { headers: { 'apollo-require-preflight': '1' } }
-        : { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof attack.body === 'string' ? attack.body : JSON.stringify(attack.body) }
-      // Twice when it is quick: the first answer warms the caches (parsed document, compiled
-      // statement) as a repeating attacker would; the second is reported.
+      // Twice, each time with a text of its own (a comment appended), as an attacker defeats the
+      // caches of parsed documents and compiled statements: the worse round is reported.
       let row: Record<string, unknown> = {}
       for (let round = 0; round < 2; round++) {
+        const { url, init } = request(attack, server.port, `\n# round ${round}`)
         await ask(server.child, 'reset')
         const started = performance.now()
         try {
@@ -222,15 +230,17 @@ async function main (): Promise<void> {
           const text = await res.text()
           const ms = performance.now() - started
           const measured = await ask(server.child, 'read') as { maxDelayMs: number, rssGrowthMb: number, cpuMs: number }
-          row = {
-            request: attack.name,
-            status: res.status,
-            'bytes out': text.length,
-            'wall ms': Math.round(ms),
-            'max loop delay ms': Math.round(measured.maxDelayMs),
-            'server CPU ms': Math.round(measured.cpuMs),
-            'RSS +MB': Math.round(measured.rssGrowthMb),
-            message: /"message":"((?:[^"\\]|\\.){0,140})/.exec(text)?.[1] ?? ''
+          if (round === 0 || measured.maxDelayMs > (row['max loop delay ms'] as number)) {
+            row = {
+              request: attack.name,
+              status: res.status,
+              'bytes out': text.length,
+              'wall ms': Math.round(ms),
+              'max loop delay ms': Math.round(measured.maxDelayMs),
+              'server CPU ms': Math.round(measured.cpuMs),
+              'RSS +MB': Math.round(measured.rssGrowthMb),
+              message: /"message":"((?:[^"\\]|\\.){0,140})/.exec(text)?.[1] ?? ''
+            }
           }
           if (ms > 5000) break
         } catch (err) {

@@ -151,6 +151,11 @@ export interface RowBound {
   limit: 'graphql.maxRows' | 'limits.maxRows'
 }
 
+/** `graphql.maxRows` or `limits.maxRows`, whichever is smaller: both bound a GraphQL request. */
+export function rowBound (graphqlMaxRows: number, maxRows: number): RowBound {
+  return graphqlMaxRows <= maxRows ? { max: graphqlMaxRows, limit: 'graphql.maxRows' } : { max: maxRows, limit: 'limits.maxRows' }
+}
+
 /**
  * Mercurius's `preExecution` hook bounding the rows of a request: it runs for every request, the
  * document cached or not, with the request's variables, before any resolver. The operations of

@@ -63,7 +63,7 @@ function parsedVariables (text: unknown): unknown {
  * and the documents' tokens together against `graphql.maxTokens` (a batch is one request).
  * GET variables are JSON text, read here as Mercurius will read them.
  */
-function inputProblem (operations: readonly unknown[], get: boolean, maxTokens: number, inputDepth: number): { error: LimitError, code: string } | null {
+function inputProblem (operations: readonly unknown[], queryString: boolean, maxTokens: number, inputDepth: number): { error: LimitError, code: string } | null {
   let tokens = 0
   for (const operation of operations) {
     const { query, variables } = operation as { query?: unknown, variables?: unknown }
@@ -73,7 +73,7 @@ function inputProblem (operations: readonly unknown[], get: boolean, maxTokens: 
       tokens += scan.tokens
       if (tokens > maxTokens) return { error: tooManyTokens(maxTokens), code: 'GRAPHQL_PARSE_FAILED' }
     }
-    if (deeperThan(get ? parsedVariables(variables) : variables, inputDepth)) return { error: tooDeep('variables', inputDepth), code: 'BAD_USER_INPUT' }
+    if (deeperThan(queryString ? parsedVariables(variables) : variables, inputDepth)) return { error: tooDeep('variables', inputDepth), code: 'BAD_USER_INPUT' }
   }
   return null
 }
@@ -103,16 +103,17 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
   })
   app.addHook('preValidation', async (request, reply) => {
     if (!isEndpoint(request)) return
-    const get = request.method !== 'POST'
-    // A batch (when engineServer.allowBatchedQueries is on) is checked operation by operation.
-    const operations: unknown[] = get ? [request.query] : Array.isArray(request.body) ? request.body : [request.body]
-    if (!get) {
+    // GET (and HEAD) carry one operation in the query string; a POST body may be a batch (when
+    // engineServer.allowBatchedQueries is on), checked operation by operation.
+    const queryString = request.method !== 'POST'
+    const operations: unknown[] = queryString ? [request.query] : Array.isArray(request.body) ? request.body : [request.body]
+    if (!queryString) {
       for (const operation of operations) {
         const problem = bodyProblem(operation)
         if (problem !== null) return badRequest(reply, problem)
       }
     }
-    const problem = inputProblem(operations, get, options.maxTokens, limits.inputDepth)
+    const problem = inputProblem(operations, queryString, options.maxTokens, limits.inputDepth)
     if (problem !== null) return refused(reply, problem.error, problem.code)
   })
   app.addHook('preHandler', async (request, reply) => {

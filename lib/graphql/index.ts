@@ -8,7 +8,7 @@ import type { UserStore } from '../auth/users.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options.js'
-import { maxRowsHook, type CostSettings } from './cost.js'
+import { maxRowsHook, rowBound, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks } from './http.js'
@@ -51,7 +51,8 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)
 
   const { limits } = deps.options
-  let cost: CostSettings = { defaultLimit: options.defaultLimit, amountLimit: options.amountLimit, roles: new Map() }
+  // The row bound reads the roles of the generated fields, known once the schema is built.
+  let counting: CostSettings = { defaultLimit: options.defaultLimit, amountLimit: options.amountLimit, roles: new Map() }
 
   await app.register(async (child) => {
     endpointHooks(child, options, limits, deps.access)
@@ -61,6 +62,8 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     await child.register(mercurius, {
       allowBatchedQueries: false,
       ...engine,
+      // `limits.bodyBytes` bounds a GraphQL body as it bounds REST's.
+      additionalRouteOptions: { bodyLimit: limits.bodyBytes, ...(engine.additionalRouteOptions as object | undefined) },
       // A placeholder until the application is ready: extensions are registered in between.
       schema: buildSdl('type Query { _starting: Boolean }'),
       path: options.endpoint,
@@ -73,11 +76,10 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
         ...userRules
       ]
     })
-    const rows = options.maxRows <= limits.maxRows ? { max: options.maxRows, limit: 'graphql.maxRows' as const } : { max: limits.maxRows, limit: 'limits.maxRows' as const }
-    child.graphql.addHook('preExecution', maxRowsHook(() => cost, rows))
+    child.graphql.addHook('preExecution', maxRowsHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
       const { schema, roles } = buildSchema({ ...deps, app, reader, graphql: options, api })
-      cost = { ...cost, roles }
+      counting = { ...counting, roles }
       child.graphql.replaceSchema(schema)
       api.seal(schema)
     })

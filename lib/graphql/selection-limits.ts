@@ -9,7 +9,7 @@ export interface SelectionLimits {
   maxSelections: number
 }
 
-/** `'name' ` or nothing, as graphql-depth-limit names an operation in its message. */
+/** How a message names the operation: by its name when it has one. */
 const named = (node: OperationDefinitionNode): string => node.name === undefined ? 'The operation' : `Operation '${node.name.value}'`
 
 /**

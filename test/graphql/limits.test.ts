@@ -204,7 +204,10 @@ t.test('the bounds are options; limits.maxRows bounds GraphQL too', async (t) =>
   t.equal(manyAliases.status, 200, 'raised bounds let a large document run')
   refused(t, await loose.post({ query: '{ articles(pagination: { pageSize: 100 }) { authors(pagination: { limit: 100 }) { name } } }' }),
     'GRAPHQL_VALIDATION_FAILED', 'limits.maxRows', 10_000, /more than the 10000 limits\.maxRows allows/, 'limits.maxRows, the smaller bound')
-  const strict = await build(t, { limits: { inputDepth: 8, maxRows: 30 } })
+  const strict = await build(t, { limits: { inputDepth: 8, maxRows: 30, bodyBytes: 2000 } })
+  const large = await strict.post({ query: `{ articles(filters: { title: { eq: "${'x'.repeat(2000)}" } }) { title } }` })
+  t.notOk(large.body.data?.articles, 'a body over limits.bodyBytes is not run')
+  t.equal(large.body.errors?.[0]?.extensions?.error?.name, 'PayloadTooLargeError')
   refused(t, await strict.post({ query: '{ articles(filters: { and: [{ and: [{ and: [{ title: { eq: "x" } }] }] }] }) { title } }' }),
     'GRAPHQL_PARSE_FAILED', 'limits.inputDepth', 8, /deeper than 8 levels/, 'limits.inputDepth 8')
   refused(t, await strict.post({ query: '{ articles { category { name } } b: articles(pagination: { pageSize: 11 }) { title } }' }),
