@@ -85,11 +85,23 @@ const ATTACKS: Attack[] = [
     name: 'same-name fields filling maxTokens (graphql-js overlap validation)',
     body: { query: `{ articles(pagination: { pageSize: 1 }) { ${'category { name } '.repeat(240)} } }` }
   },
+  {
+    name: 'same-name nested fields filling maxTokens',
+    body: { query: `{ articles(pagination: { pageSize: 1 }) { ${'category { articles { title } } '.repeat(140)} } }` }
+  },
+  {
+    name: 'distinct fragments filling maxTokens',
+    body: {
+      query: `{ articles(pagination: { pageSize: 1 }) { ${Array.from({ length: 80 }, (_, i) => `...F${i}`).join(' ')} } } ` +
+        Array.from({ length: 80 }, (_, i) => `fragment F${i} on Article { category { name } }`).join(' ')
+    }
+  },
   { name: 'fragment fan-out: 2^30 selections', body: { query: fragmentFanOut(30) } },
   { name: 'same field 100,000 times', body: { query: `{ articles(pagination: { pageSize: 1 }) { ${'title '.repeat(100_000)} } }` } },
   { name: 'deep filter: 1,000 levels', body: { query: `{ articles(filters: ${nestedFilter(1000)}) { title } }` } },
   { name: 'deep filter: 5,000 levels', body: { query: `{ articles(filters: ${nestedFilter(5000)}) { title } }` } },
-  { name: 'deep filter: 100,000 levels', body: { query: `{ articles(filters: ${nestedFilter(100_000)}) { title } }` } },
+  // `{not:` rather than `{ and: [`: 100,000 levels within the 1 MiB body limit.
+  { name: 'deep filter: 100,000 levels', body: { query: `{ articles(filters: ${'{not:'.repeat(100_000)}{title:{eq:"x"}}${'}'.repeat(100_000)}) { title } }` } },
   { name: 'deep selection: 10,000 levels', body: { query: `{ ${'articles { '.repeat(10_000)}title${' }'.repeat(10_000)} }` } },
   {
     name: 'deep variables: 5,000 levels',
