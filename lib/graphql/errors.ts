@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql'
 import type { FastifyReply } from 'fastify'
 import { isDatabaseUnavailable } from '../db/faults.js'
-import { ContentApiError, ForbiddenError, ServiceUnavailableError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
+import { ContentApiError, ForbiddenError, LimitError, ServiceUnavailableError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
 import { toContentApiError } from '../rest/error-handler.js'
 
 /**
@@ -15,7 +15,7 @@ export class PolicyError extends ContentApiError {
   constructor (message = 'Policy Failed', details?: ErrorDetails) { super(message, details) }
 }
 
-interface FormattedError {
+export interface FormattedError {
   message: string
   locations?: ReadonlyArray<{ line: number, column: number }>
   path?: ReadonlyArray<string | number>
@@ -73,8 +73,20 @@ function requestErrorCode (error: { message: string }): string {
   return 'GRAPHQL_VALIDATION_FAILED'
 }
 
+/**
+ * A bound of the server met before execution (a `LimitError`: tokens, nesting, aliases,
+ * selections, rows): Apollo's `code`, and in `extensions.error` the bound, as resolver errors
+ * carry theirs (`details: { limit: 'graphql.maxAliases', max: 15 }`).
+ */
+export function limitError (error: LimitError, code: string): FormattedError {
+  return { message: error.message, extensions: { code, error: { name: error.name, message: error.message, details: error.details } } }
+}
+
 function requestError (error: GraphQLError | Error & { locations?: Array<{ line: number, column: number }> }): FormattedError {
-  const formatted: FormattedError = { message: error.message, extensions: { code: requestErrorCode(error) } }
+  const original = error instanceof GraphQLError ? error.originalError : undefined
+  const formatted: FormattedError = original instanceof LimitError
+    ? limitError(original, requestErrorCode(error))
+    : { message: error.message, extensions: { code: requestErrorCode(error) } }
   const locations = error instanceof GraphQLError ? error.locations : error.locations
   if (locations !== undefined) formatted.locations = locations
   return formatted
@@ -130,6 +142,10 @@ export function errorFormatter (
     // graphql-js refused the operation as a whole before running it (no operation to choose,
     // a required variable missing when no variables were sent, a subscription).
     return { statusCode: 400, response: { errors: execution.errors.map(requestError) } }
+  }
+  if (execution.errors.length === 1 && failure instanceof LimitError && first.path === undefined) {
+    // A bound checked before execution, with the request's variables (the maxRows hook).
+    return { statusCode: 400, response: { errors: [limitError(failure, 'GRAPHQL_VALIDATION_FAILED')] } }
   }
   if (execution.errors.length === 1 && failure !== undefined && typeof failure.code === 'string' && failure.code.startsWith('MER_ERR')) {
     // Mercurius refused the HTTP request itself (a mutation over GET, a malformed body).

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
-import { ContentApiError } from '../errors.js'
-import { httpErrorBody, NO_BODY_MESSAGE } from './errors.js'
+import { ContentApiError, type LimitError } from '../errors.js'
+import { httpErrorBody, limitError, NO_BODY_MESSAGE } from './errors.js'
+import { deeperThan, scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
 import type { ResolvedGraphqlOptions } from './options.js'
 import { sendSandbox } from './sandbox.js'
 
@@ -12,6 +13,10 @@ const NO_QUERY = 'GraphQL operations must contain a non-empty `query` or a `pers
 
 function badRequest (reply: FastifyReply, message: string): FastifyReply {
   return reply.code(400).type('application/json; charset=utf-8').send(httpErrorBody(message))
+}
+
+function refused (reply: FastifyReply, error: LimitError, code: string): FastifyReply {
+  return reply.code(400).type('application/json; charset=utf-8').send({ errors: [limitError(error, code)] })
 }
 
 function csrfSafe (request: FastifyRequest): boolean {
@@ -46,6 +51,37 @@ function bodyProblem (body: unknown): string | null {
   return null
 }
 
+/** The GET variables as Mercurius will read them (JSON text); undefined when they do not parse, which Mercurius reports. */
+function parsedVariables (text: unknown): unknown {
+  if (typeof text !== 'string') return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The bounds on what Mercurius parses and coerces (input-bounds.ts), for the operations of one
+ * request: each document's nesting and each operation's variables against `limits.inputDepth`,
+ * and the documents' tokens together against `graphql.maxTokens` (a batch is one request).
+ * GET variables are JSON text, read here as Mercurius will read them.
+ */
+function inputProblem (operations: readonly unknown[], queryString: boolean, maxTokens: number, inputDepth: number): { error: LimitError, code: string } | null {
+  let tokens = 0
+  for (const operation of operations) {
+    const { query, variables } = operation as { query?: unknown, variables?: unknown }
+    if (typeof query === 'string') {
+      const scan = scanDocument(query, maxTokens - tokens, inputDepth)
+      if (scan.tooDeep) return { error: tooDeep('document', inputDepth), code: 'GRAPHQL_PARSE_FAILED' }
+      tokens += scan.tokens
+      if (tokens > maxTokens) return { error: tooManyTokens(maxTokens), code: 'GRAPHQL_PARSE_FAILED' }
+    }
+    if (deeperThan(queryString ? parsedVariables(variables) : variables, inputDepth)) return { error: tooDeep('variables', inputDepth), code: 'BAD_USER_INPUT' }
+  }
+  return null
+}
+
 function hasQuery (request: FastifyRequest): boolean {
   const source = request.method === 'GET' ? request.query : request.body
   if (Array.isArray(source)) return true
@@ -56,10 +92,11 @@ function hasQuery (request: FastifyRequest): boolean {
 /**
  * The endpoint's HTTP rules, ahead of Mercurius: browsers get the sandbox on GET, requests a
  * browser could forge cross-site are refused (CSRF), a POST body of the wrong shape and an empty
- * query are Apollo's 400s, and credentials are checked once per request (an invalid token is the
- * REST 401, as in Strapi, before any GraphQL runs).
+ * query are Apollo's 400s, a document or variables too large or too deep to parse safely are 400s
+ * naming the bound, and credentials are checked once per request (an invalid token is the REST
+ * 401, as in Strapi, before any GraphQL runs).
  */
-export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOptions, access: AccessControl): void {
+export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOptions, limits: { inputDepth: number }, access: AccessControl): void {
   const isEndpoint = (request: FastifyRequest): boolean => request.routeOptions.url === options.endpoint
   app.addHook('onRequest', async (request, reply) => {
     if (!isEndpoint(request)) return
@@ -69,13 +106,19 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
     if (!csrfSafe(request)) return badRequest(reply, CSRF_MESSAGE)
   })
   app.addHook('preValidation', async (request, reply) => {
-    if (!isEndpoint(request) || request.method !== 'POST') return
-    // A batch (when engineServer.allowBatchedQueries is on) is checked operation by operation.
-    const operations = Array.isArray(request.body) ? request.body : [request.body]
-    for (const operation of operations) {
-      const problem = bodyProblem(operation)
-      if (problem !== null) return badRequest(reply, problem)
+    if (!isEndpoint(request)) return
+    // GET (and HEAD) carry one operation in the query string; a POST body may be a batch (when
+    // engineServer.allowBatchedQueries is on), checked operation by operation.
+    const queryString = request.method !== 'POST'
+    const operations: unknown[] = queryString ? [request.query] : Array.isArray(request.body) ? request.body : [request.body]
+    if (!queryString) {
+      for (const operation of operations) {
+        const problem = bodyProblem(operation)
+        if (problem !== null) return badRequest(reply, problem)
+      }
     }
+    const problem = inputProblem(operations, queryString, options.maxTokens, limits.inputDepth)
+    if (problem !== null) return refused(reply, problem.error, problem.code)
   })
   app.addHook('preHandler', async (request, reply) => {
     if (!isEndpoint(request) || !ENDPOINT_METHODS.has(request.method)) return

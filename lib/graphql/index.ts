@@ -8,6 +8,7 @@ import type { UserStore } from '../auth/users.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options.js'
+import { maxRowsHook, rowBound, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
@@ -16,6 +17,7 @@ import { resolveGraphqlOptions } from './options.js'
 import { Reader } from './read.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
+import { selectionLimitsRule } from './selection-limits.js'
 
 export { GraphqlApi } from './extension.js'
 export type { Extension, ExtensionFactory, ExtensionLibraries } from './extension.js'
@@ -48,8 +50,12 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   const api = new GraphqlApi(options.endpoint)
   const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)
 
+  const { limits } = deps.options
+  // The row bound reads the roles of the generated fields, known once the schema is built.
+  let counting: CostSettings = { defaultLimit: options.defaultLimit, amountLimit: options.amountLimit, roles: new Map() }
+
   await app.register(async (child) => {
-    endpointHooks(child, options, deps.access)
+    endpointHooks(child, options, limits, deps.access)
     methodNotAllowed(child, options.endpoint)
     if (options.landingPage) registerSandboxAssets(child, options.endpoint)
     const engine = options.engineServer
@@ -57,15 +63,24 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     await child.register(mercurius, {
       allowBatchedQueries: false,
       ...engine,
+      // `limits.bodyBytes` bounds a GraphQL body as it bounds REST's.
+      additionalRouteOptions: { bodyLimit: limits.bodyBytes, ...(engine.additionalRouteOptions as object | undefined) },
       // A placeholder until the application is ready: extensions are registered in between.
       schema: buildSdl('type Query { _starting: Boolean }'),
       path: options.endpoint,
       graphiql: false,
       errorFormatter: errorFormatter as any,
-      validationRules: [depthLimitRule(options.depthLimit), ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]), ...userRules]
+      validationRules: [
+        depthLimitRule(options.depthLimit),
+        selectionLimitsRule(options),
+        ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+        ...userRules
+      ]
     })
+    child.graphql.addHook('preExecution', maxRowsHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
-      const schema = buildSchema({ ...deps, app, reader, graphql: options, api })
+      const { schema, roles } = buildSchema({ ...deps, app, reader, graphql: options, api })
+      counting = { ...counting, roles }
       child.graphql.replaceSchema(schema)
       api.seal(schema)
     })

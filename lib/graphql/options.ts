@@ -13,6 +13,17 @@ export interface GraphqlOptions {
   depthLimit?: number
   /** Most items one list may return; a longer list is a GraphQL error on its field. Default 100. */
   amountLimit?: number
+  /** Most aliased fields in one operation, fragments expanded; more is refused (HTTP 400). Default 15. */
+  maxAliases?: number
+  /** Most field selections in one operation, fragments expanded; more is refused (HTTP 400). Default 1000. */
+  maxSelections?: number
+  /** Most tokens in the documents of one request, counted before parsing; more is refused (HTTP 400). Default 1000. */
+  maxTokens?: number
+  /**
+   * Most rows one request may read, estimated from its page sizes before it runs; more is refused
+   * (HTTP 400). Default 2500; `limits.maxRows` bounds GraphQL too, the smaller one applies.
+   */
+  maxRows?: number
   /** Page size of a list when the query gives none (Strapi's `defaultLimit`). Default 10. */
   defaultLimit?: number
   /**
@@ -37,6 +48,10 @@ export interface ResolvedGraphqlOptions {
   shadowCRUD: boolean
   depthLimit: number
   amountLimit: number
+  maxAliases: number
+  maxSelections: number
+  maxTokens: number
+  maxRows: number
   defaultLimit: number
   format: 'entity' | 'flat'
   v4CompatibilityMode: boolean
@@ -45,8 +60,8 @@ export interface ResolvedGraphqlOptions {
   engineServer: Record<string, unknown>
 }
 
-const KNOWN = new Set(['endpoint', 'shadowCRUD', 'depthLimit', 'amountLimit', 'defaultLimit', 'format', 'v4CompatibilityMode',
-  'landingPage', 'playgroundAlways', 'introspection', 'engineServer'])
+const KNOWN = new Set(['endpoint', 'shadowCRUD', 'depthLimit', 'amountLimit', 'maxAliases', 'maxSelections', 'maxTokens', 'maxRows', 'defaultLimit', 'format',
+  'v4CompatibilityMode', 'landingPage', 'playgroundAlways', 'introspection', 'engineServer'])
 
 /** Mercurius options this module sets itself: passing them through `engineServer` would break it. */
 export const RESERVED_ENGINE_OPTIONS = new Set(['schema', 'resolvers', 'loaders', 'path', 'prefix', 'routes', 'context', 'errorFormatter',
@@ -73,7 +88,7 @@ export function resolveGraphqlOptions (raw: unknown, production = process.env.NO
   for (const key of ['shadowCRUD', 'v4CompatibilityMode', 'playgroundAlways', 'introspection'] as const) {
     if (o[key] !== undefined && typeof o[key] !== 'boolean') problems.push(`graphql.${key}: expected a boolean`)
   }
-  for (const key of ['depthLimit', 'amountLimit', 'defaultLimit'] as const) {
+  for (const key of ['depthLimit', 'amountLimit', 'maxAliases', 'maxSelections', 'maxTokens', 'maxRows', 'defaultLimit'] as const) {
     if (o[key] !== undefined && !positiveInteger(o[key])) problems.push(`graphql.${key}: expected an integer of at least 1`)
   }
   if (o.format !== undefined && o.format !== 'entity' && o.format !== 'flat') problems.push('graphql.format: must be one of "entity", "flat"')
@@ -107,6 +122,10 @@ export function resolveGraphqlOptions (raw: unknown, production = process.env.NO
     shadowCRUD: o.shadowCRUD ?? true,
     depthLimit: o.depthLimit ?? 10,
     amountLimit,
+    maxAliases: o.maxAliases ?? 15,
+    maxSelections: o.maxSelections ?? 1000,
+    maxTokens: o.maxTokens ?? 1000,
+    maxRows: o.maxRows ?? 2500,
     defaultLimit,
     format: o.format ?? 'entity',
     v4CompatibilityMode: o.v4CompatibilityMode ?? false,

@@ -11,7 +11,7 @@ import type { Reader } from './read.js'
 import { operationResolvers, statusOf, typeResolvers, type ResolverMap } from './resolvers.js'
 import { scalars } from './scalars.js'
 import { ContentTypeConfig } from './shadow-crud.js'
-import { generateTypes } from './type-defs.js'
+import { generateTypes, type GeneratedTypes } from './type-defs.js'
 import {
   USERS_PERMISSIONS_AUTH, USERS_PERMISSIONS_MUTATIONS, USERS_PERMISSIONS_QUERIES, USERS_PERMISSIONS_TYPES, usersPermissionsResolvers,
   type UsersPermissionsDeps
@@ -32,9 +32,9 @@ export interface SchemaDeps extends UsersPermissionsDeps {
  * Builds the executable schema: Shadow CRUD's types and resolvers, the users-and-permissions
  * operations, then every extension in registration order (types, SDL, resolvers deep-merged,
  * plugins applied last), and finally each root field wrapped with its authorization, middlewares
- * and policies.
+ * and policies. Returns it with the roles of the generated fields, which the row bound reads.
  */
-export function buildSchema (deps: SchemaDeps): GraphQLSchema {
+export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: GeneratedTypes['roles'] } {
   const { registry, graphql: options, api } = deps
   const shape = { entity: options.format === 'entity', compat: options.format === 'flat' && options.v4CompatibilityMode }
   const disabled = new ContentTypeConfig('*').disable()
@@ -83,5 +83,5 @@ export function buildSchema (deps: SchemaDeps): GraphQLSchema {
   })
   for (const plugin of extensions.flatMap((e) => e.plugins ?? [])) schema = plugin(schema)
   wrapResolvers(schema, { app: deps.app, access: deps.access, policies: api.registered.policies, middlewares: api.registered.middlewares }, configs, defaults)
-  return schema
+  return { schema, roles: types.roles }
 }

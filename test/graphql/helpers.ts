@@ -22,16 +22,17 @@ export const READ_TOKEN = seed.tokens.find((t) => t.type === 'read-only')!.acces
  * The oracle model, seeded with the oracle's data and grants (public: read articles, categories,
  * authors, the homepage and files; secrets: API tokens only), with the given GraphQL options.
  * `setup` runs after registration and before `ready`: where application code configures the
- * extension API.
+ * extension API; `limits` replaces the plugin's default bounds.
  */
-export async function buildGraphql (t: Teardown, graphql: ContentApiOptions['graphql'], setup?: (app: FastifyInstance) => void | Promise<void>, wrapDb?: (db: any) => any): Promise<GraphqlApp> {
+export async function buildGraphql (t: Teardown, graphql: ContentApiOptions['graphql'], setup?: (app: FastifyInstance) => void | Promise<void>,
+  wrapDb?: (db: any) => any, limits?: ContentApiOptions['limits']): Promise<GraphqlApp> {
   const database = await createTestDatabase()
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => {
     await app.close()
     await database.drop()
   })
-  await app.register(contentApi, { ...oracleOptions, graphql, db: wrapDb === undefined ? database.db : wrapDb(database.db) })
+  await app.register(contentApi, { ...oracleOptions, graphql, ...(limits === undefined ? {} : { limits }), db: wrapDb === undefined ? database.db : wrapDb(database.db) })
   if (setup !== undefined) await setup(app)
   await app.ready()
   const seeded = await seedOracle(app)

@@ -1,0 +1,179 @@
+import {
+  Kind, getArgumentValues, getNamedType, getNullableType, getOperationAST, getVariableValues, isInterfaceType, isLeafType, isListType, isObjectType,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
+  type SelectionSetNode
+} from 'graphql'
+import { LimitError } from '../errors.js'
+import { resolveWindow, type PaginationArg } from './pagination.js'
+import type { FieldRole } from './type-defs.js'
+
+export interface CostSettings {
+  defaultLimit: number
+  amountLimit: number
+  /** Roles of the generated fields: a wrapper of a document (`data`, `attributes`, `nodes`) is that document. */
+  roles: ReadonlyMap<string, ReadonlyMap<string, FieldRole>>
+}
+
+type Variables = Record<string, unknown>
+
+/**
+ * The most rows an operation may read, from its text and its variables, before it runs. A list
+ * counts its items, each with what its selection reads for it; lists inside lists multiply:
+ *
+ * - a list with a `pagination` argument (root lists, to-many relations, media, localizations)
+ *   reads its page: `pageSize` or `limit` (literal or variable) or `defaultLimit`, at most
+ *   `amountLimit` (`limit: -1` reads `amountLimit`);
+ * - a collection with a `pagination` argument (`articles_connection`, the entity shape's
+ *   `articles` and `authors`) is not a row itself: its `nodes` or `data` read the page;
+ * - another list of objects (repeatable components, dynamic zones, lists of extensions) counts
+ *   `defaultLimit`: its length is the stored content's, not the client's choice;
+ * - `pageInfo` and `meta` count 1 (a count); any other object (a to-one relation, a component,
+ *   a single document) counts 1 with what its selection reads;
+ * - a wrapper of the same document (`attributes`, a to-one `data`) counts nothing itself;
+ *   scalars and introspection fields count nothing.
+ *
+ * So `articles(pagination: { pageSize: 100 }) { authors { name } }` may read 100 + 100 x 10
+ * rows. Aliases and repeated selections each count (even where GraphQL merges them), fragments
+ * count where they are spread, and `@skip`/`@include` are ignored: an upper bound. A fragment's
+ * rows are computed once, so fragments spreading each other do not make the estimate expensive.
+ *
+ * Returns null when the variables do not fit the operation or no operation can be chosen:
+ * graphql-js refuses those without executing anything.
+ */
+export function operationRows (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined,
+  rawVariables: Variables | null | undefined, settings: CostSettings): number | null {
+  const operation = getOperationAST(document, operationName)
+  const root = operation == null ? null : schema.getRootType(operation.operation)
+  if (operation == null || root == null) return null
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {})
+  if (coerced.errors !== undefined) return null
+  const fragments = new Map<string, FragmentDefinitionNode>()
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
+  }
+  return new RowCounter(schema, fragments, coerced.coerced, settings).rows(operation.selectionSet, root, null)
+}
+
+class RowCounter {
+  readonly #fragmentRows = new Map<string, number>()
+
+  constructor (
+    readonly schema: GraphQLSchema,
+    readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+    readonly variables: Variables,
+    readonly settings: CostSettings
+  ) {}
+
+  /**
+   * Rows a selection set reads for one object of its type; `page` is the page of the collection
+   * the set belongs to (its `nodes` and `data` read it), null elsewhere.
+   */
+  rows (selectionSet: SelectionSetNode, type: GraphQLNamedType, page: number | null): number {
+    let rows = 0
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        rows += this.#field(selection, type, page)
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const condition = selection.typeCondition === undefined ? type : this.schema.getType(selection.typeCondition.name.value)
+        if (condition != null) rows += this.rows(selection.selectionSet, condition, page)
+      } else {
+        rows += this.#fragment(selection.name.value, page)
+      }
+    }
+    return rows
+  }
+
+  #field (node: FieldNode, parent: GraphQLNamedType, page: number | null): number {
+    const name = node.name.value
+    if (name.startsWith('__') || !(isObjectType(parent) || isInterfaceType(parent))) return 0
+    const def = parent.getFields()[name]
+    if (def === undefined) return 0
+    const type = getNamedType(def.type)
+    if (isLeafType(type)) return 0
+    const role = this.settings.roles.get(parent.name)?.get(name)?.kind
+    if (role === 'meta') return 1
+    const list = isListType(getNullableType(def.type))
+    const paginated = def.args.some((arg) => arg.name === 'pagination')
+    const below = (inner: number | null): number => node.selectionSet === undefined ? 0 : this.rows(node.selectionSet, type, inner)
+    if (paginated && !list) return below(this.#page(def, node))
+    if (role === 'self' && !list) return below(null)
+    const items = paginated ? this.#page(def, node) : list ? (role === 'self' ? page : null) ?? this.settings.defaultLimit : 1
+    return items * (1 + below(null))
+  }
+
+  /** The page a field's `pagination` argument asks for, as the resolvers read it. */
+  #page (def: GraphQLField<unknown, unknown>, node: FieldNode): number {
+    const { defaultLimit, amountLimit } = this.settings
+    try {
+      const { pagination } = getArgumentValues(def, node, this.variables) as { pagination?: PaginationArg | null }
+      return Math.min(resolveWindow(pagination, defaultLimit, amountLimit).sqlLimit, amountLimit)
+    } catch {
+      // Page and offset mixed: the field fails when it runs; count its largest page meanwhile.
+      return amountLimit
+    }
+  }
+
+  #fragment (name: string, page: number | null): number {
+    const key = `${name}\u0000${page ?? ''}`
+    const known = this.#fragmentRows.get(key)
+    if (known !== undefined) return known
+    const fragment = this.fragments.get(name)
+    const type = fragment === undefined ? undefined : this.schema.getType(fragment.typeCondition.name.value)
+    if (fragment === undefined || type == null) return 0
+    // A fragment spread inside itself counts nothing the second time: validation refused it anyway.
+    this.#fragmentRows.set(key, 0)
+    const rows = this.rows(fragment.selectionSet, type, page)
+    this.#fragmentRows.set(key, rows)
+    return rows
+  }
+}
+
+/** What Mercurius's context holds of the HTTP request, for the operation's name. */
+interface HookContext {
+  reply?: { request: { method: string, query: unknown, body: unknown } }
+  /** The index of the operation in a batch. */
+  operationId?: number
+}
+
+/** The `operationName` the request gave for this operation (one of a batch, or the only one). */
+function requestedOperation (context: HookContext): string | undefined {
+  const request = context.reply?.request
+  if (request === undefined) return undefined
+  const sent = request.method === 'GET' ? request.query : request.body
+  const operation = Array.isArray(sent) ? sent[context.operationId ?? 0] : sent
+  const name = (operation as { operationName?: unknown } | null | undefined)?.operationName
+  return typeof name === 'string' ? name : undefined
+}
+
+/** The bound on a request's rows, and the option it comes from. */
+export interface RowBound {
+  max: number
+  limit: 'graphql.maxRows' | 'limits.maxRows'
+}
+
+/** `graphql.maxRows` or `limits.maxRows`, whichever is smaller: both bound a GraphQL request. */
+export function rowBound (graphqlMaxRows: number, maxRows: number): RowBound {
+  return graphqlMaxRows <= maxRows ? { max: graphqlMaxRows, limit: 'graphql.maxRows' } : { max: maxRows, limit: 'limits.maxRows' }
+}
+
+/**
+ * Mercurius's `preExecution` hook bounding the rows of a request: it runs for every request, the
+ * document cached or not, with the request's variables, before any resolver. The operations of
+ * a batch (`engineServer.allowBatchedQueries`) share one budget: they are one request.
+ */
+export function maxRowsHook (settings: () => CostSettings, bound: RowBound) {
+  const spent = new WeakMap<object, number>()
+  return async (schema: GraphQLSchema, document: DocumentNode, context: HookContext, variables?: Variables): Promise<void> => {
+    const rows = operationRows(schema, document, requestedOperation(context), variables, settings())
+    if (rows === null) return
+    const request = context.reply ?? context
+    const total = (spent.get(request) ?? 0) + rows
+    spent.set(request, total)
+    if (total > bound.max) {
+      const estimate = Number.isSafeInteger(total) ? `up to ${total} rows` : 'more rows than can be counted'
+      const batch = total > rows ? ' with the other operations of its batch' : ''
+      throw new LimitError(`The operation may read ${estimate}${batch}, more than the ${bound.max} ${bound.limit} allows: ask for smaller pages or fewer lists`,
+        { limit: bound.limit, max: bound.max })
+    }
+  }
+}
