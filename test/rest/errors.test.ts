@@ -31,7 +31,6 @@ async function serve (t: Test, server: (options: FastifyServerOptions) => Fastif
   const app = Fastify(server({
     logger: { level: 'warn', stream },
     pluginTimeout: 120_000,
-    bodyLimit: 4096,
     // A request not complete within a second is a 408 (checked every 100 ms).
     requestTimeout: 1000,
     http: { connectionsCheckingInterval: 100 }
@@ -42,7 +41,8 @@ async function serve (t: Test, server: (options: FastifyServerOptions) => Fastif
   })
   app.get('/health', async () => ({ ok: true }))
   app.get('/things/:id', async () => ({ ok: true }))
-  await app.register(contentApi, { models: [article], db: database.db, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789' } })
+  // The content API's bodies are bounded by limits.bodyBytes, not by the server's bodyLimit.
+  await app.register(contentApi, { models: [article], db: database.db, limits: { bodyBytes: 4096 }, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789' } })
   await app.listen({ host: '127.0.0.1', port: 0 })
   await app.contentApi.permissions.grant('public', ['api::article.article.find', 'api::article.article.create'])
   return { app, port: (app.server.address() as { port: number }).port, logs }
