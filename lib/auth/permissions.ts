@@ -129,12 +129,27 @@ export class PermissionStore {
     return row.id as number
   }
 
-  /** Creates a role (idempotent by `type`). */
+  /** Creates a role (idempotent by `type`, across instances too). */
   async createRole (role: RoleSpec): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => { await this.#createRole(trx, role) })
+  }
+
+  /**
+   * Inserts the role unless one of its type exists; true when it did. The check and the insert run
+   * under a transaction-scoped advisory lock on the role's type in this schema, so that two
+   * instances starting at once (or two administrators) cannot both insert it: the second waits,
+   * then sees the first one's row.
+   *
+   * ```sql
+   * select pg_advisory_xact_lock(hashtext('fastify-content-api:role'), hashtext(current_schema() || ':' || $1))
+   * ```
+   */
+  async #createRole (trx: Kysely<any>, role: RoleSpec): Promise<boolean> {
+    await sql`select pg_advisory_xact_lock(hashtext('fastify-content-api:role'), hashtext(current_schema() || ':' || ${role.type}))`.execute(trx)
+    const existing = await trx.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
+    if (existing !== undefined) return false
     const now = new Date().toISOString()
-    const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
-    if (existing !== undefined) return
-    await this.#db.insertInto(this.#roles).values({
+    await trx.insertInto(this.#roles).values({
       document_id: createDocumentId(),
       name: role.name,
       type: role.type,
@@ -143,6 +158,7 @@ export class PermissionStore {
       updated_at: now,
       published_at: now
     }).execute()
+    return true
   }
 
   async listRoles (): Promise<Array<{ id: number, name: string, type: string, description: string | null }>> {
@@ -277,10 +293,12 @@ export class PermissionStore {
     const { rows } = await sql<{ ready: boolean }>`select to_regclass(${this.#roles}) is not null and to_regclass(${this.#permissions}) is not null as ready`.execute(this.#db)
     if (rows[0]?.ready !== true) return false
     for (const role of DEFAULT_ROLES) {
-      const existing = await this.#db.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
-      if (existing !== undefined) continue
-      await this.createRole(role)
-      await this.grant(role.type, role.actions)
+      // The role and its default grants in one transaction: an instance that waited on the role's
+      // lock finds both, or neither.
+      await this.#db.transaction().execute(async (trx) => {
+        if (await this.#createRole(trx, role)) await this.#insert(trx, await this.#roleId(role.type, trx), role.actions, {})
+      })
+      this.#invalidate(role.type)
     }
     return true
   }

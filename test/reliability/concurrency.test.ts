@@ -247,3 +247,11 @@ t.test('the version index is the backstop: a second draft written around the loc
   t.equal(again.statusCode, 200, 'the same request again succeeds')
   t.match(again.json().data, { documentId, locale: 'fr', title: 'ours' })
 })
+
+t.test('a role created at once from both instances (as at two first starts) exists once', async (t) => {
+  const { apps, db } = await instances(t)
+  const editor = { name: 'Editor', type: 'editor', description: 'Edits' }
+  await Promise.all(Array.from({ length: 20 }, async (_, i) => { await apps[i % 2].contentApi.permissions.createRole(editor) }))
+  const roles = await sql<{ n: number }>`select count(*)::int as n from up_roles where type = 'editor'`.execute(db)
+  t.equal(roles.rows[0].n, 1, 'one editor role')
+})
