@@ -6,6 +6,7 @@ import { compileFilter, createFilterContext, type FilterCompileOptions } from '.
 import type { PopulateTree } from '../query/populate.js'
 import { createPopulateContext, populateExpression, selectList } from './populate.js'
 import { projection } from './projection.js'
+import { rowProbe } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 
@@ -14,6 +15,11 @@ export interface FindSpec extends DocumentScope {
   filters: FilterNode | null
   sort: readonly SortTerm[]
   populate: PopulateTree
+  /**
+   * `limits.maxRows`: the most rows the answer may have, its documents and their populated rows
+   * together, checked by `compileRowProbe` before the read runs. Absent: no bound.
+   */
+  maxRows?: number
 }
 
 /** Compiler settings that come from the plugin's options, not from the request. */
@@ -66,6 +72,20 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
 }
 
 /**
+ * The documents a read renders, chosen on ids and sort keys only: `select t.id as "__id", <sort
+ * keys as s0, s1...> from ... where <scope and filters> order by ... [limit] [offset]`.
+ */
+function pageRows (db: Kysely<any>, model: ContentType, spec: FindSpec, window: { start: number, limit: number | null }, options: CompileOptions) {
+  const ctx = createFilterContext(options, spec.status)
+  const keys = spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))
+  let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
+  spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
+  page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc')
+  if (window.limit !== null) return page.limit(window.limit).offset(window.start)
+  return window.start > 0 ? page.offset(window.start) : page
+}
+
+/**
  * One page of documents and its total, in ONE statement. The page is chosen first on ids and
  * sort keys only, then only its rows are rendered, as JSON, by PostgreSQL (rendering every
  * matching row before the sort and limit would cost as many conversions as there are matches):
@@ -86,11 +106,7 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
   const { start, limit, withCount } = spec.pagination
-  const ctx = createFilterContext(options, spec.status)
-  const keys = spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))
-  let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
-  spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
-  page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc').limit(limit).offset(start)
+  const page = pageRows(db, model, spec, { start, limit }, options)
 
   const order = sql.join([...spec.sort.map((term, i) => sql`${sql.ref(`page.s${i}`)} ${sql.raw(term.direction)}`), sql`"page"."__id" asc`])
   const columns = selectList(model, ROOT, spec.fields, spec.populate, createPopulateContext(spec.status, options))
@@ -136,4 +152,26 @@ export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindS
 /** `select count(*)::int from <table> as t where <scope> and <filters>`. */
 export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions) {
   return scopedRows(db, model, scope, options).select(sql<number>`count(*)::int`.as('count'))
+}
+
+/**
+ * The row budget's probe of a read (row-budget.ts), for a page or window of documents (`start`,
+ * `limit`: null for every match) or one document (`documentId`, null for a single type's). Null
+ * when `maxRows` is absent or the query alone bounds the answer within it; otherwise a statement
+ * selecting `n`, the rows the read would return, counted up to `maxRows + 1`:
+ *
+ * ```sql
+ * with "page" as (select t.id as "__id" from "articles" as t where <scope and filters> order by ... limit $1 offset $2)
+ * select count(*)::int as n from (select 1 from "page" join "articles" as t on ... union all ... limit $3) as b
+ * ```
+ */
+export function compileRowProbe (
+  db: Kysely<any>, model: ContentType, spec: FindSpec, read: { start: number, limit: number | null } | { documentId: string | null }, options: CompileOptions
+) {
+  const one = 'documentId' in read
+  const probe = rowProbe(model, spec, one ? 1 : read.limit, options)
+  if (probe === null) return null
+  let page = pageRows(db, model, spec, one ? { start: 0, limit: 1 } : read, options)
+  if (one && read.documentId !== null) page = page.where(`${ROOT}.document_id`, '=', read.documentId)
+  return db.with('page', () => page).selectFrom(sql<{ n: number }>`(${probe})`.as('budget')).select(sql<number>`"budget"."n"`.as('n'))
 }
