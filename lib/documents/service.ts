@@ -97,8 +97,8 @@ export interface ServiceContext {
 
 /** A compiled read and what its response needs besides the rows. */
 export interface CachedRead {
-  query: CompiledQuery<{ data: string, total?: number | null }>
-  /** The row budget's probe, run first (null when the query alone bounds its rows within `maxRows`). */
+  query: CompiledQuery<{ data: string, total?: number | null, rows?: number }>
+  /** The row budget's probe when it runs as a statement of its own, first (see lib/compiler/row-budget.ts). */
   probe: CompiledQuery<{ n: number }> | null
   pagination: QueryTree['pagination'] | null
 }
@@ -137,14 +137,21 @@ interface PreparedWrite {
 /** What a read or a write renders: its fields and populate, and with `limits` its `maxRows`. */
 type Shape = Pick<FindSpec, 'fields' | 'populate' | 'maxRows'>
 
+const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
+
 /**
- * Runs a read's row-budget probe (compileRowProbe), if it has one, and refuses the read when it
- * would return more than `maxRows` rows: the read itself never runs then.
+ * Runs a read's row-budget probe when it has one of its own (compileRowProbe), and refuses the
+ * read when it would return more than `maxRows` rows: the read itself never runs then.
  */
-async function checkRows (db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined): Promise<void> {
+async function checkProbe (db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined): Promise<void> {
   if (probe === null || max === undefined) return
   const { rows } = await db.executeQuery(probe)
-  if (rows[0].n > max) throw overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
+  if (rows[0].n > max) throw tooManyRows(max)
+}
+
+/** A read that checked its row budget inline selects the rows it counted: past `maxRows`, it rendered nothing. */
+function checkRows (row: { rows?: number } | undefined, max: number | undefined): void {
+  if (max !== undefined && row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
 }
 
 /**
@@ -195,25 +202,29 @@ export class DocumentService {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
     const window = bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : {}
-    await checkRows(this.#ctx.db, this.#probe(tree, bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : { start: 0, limit: null }), tree.maxRows)
+    await checkProbe(this.#ctx.db, this.#probe(tree, bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : { start: 0, limit: null }), tree.maxRows)
     const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...window }, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, tree.maxRows)
     return JSON.parse(row.data) as Document[]
   }
 
   /** The first matching document (in `sort` order, then by id), or null. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
     const tree = this.#tree(params, true)
-    await checkRows(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows)
+    await checkProbe(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows)
     const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, tree.maxRows)
     return (JSON.parse(row.data) as Document[])[0] ?? null
   }
 
   /** The document with this documentId in the requested status and locale, or null. */
   async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
     const tree = this.#tree(params, false)
-    await checkRows(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows)
+    await checkProbe(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows)
     const row = await compileFindOne(this.#ctx.db, this.model, tree, params.documentId, this.#ctx.compile).executeTakeFirst()
-    return row === undefined ? null : JSON.parse(row.data) as Document
+    checkRows(row, tree.maxRows)
+    // Checked inline, a missing document is a row whose data is null.
+    return row?.data == null ? null : JSON.parse(row.data) as Document
   }
 
   async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits'> = {}): Promise<number> {
@@ -233,8 +244,9 @@ export class DocumentService {
       const { start, limit } = tree.pagination
       return { query: compileFindPage(this.#ctx.db, this.model, spec, this.#ctx.compile).compile(), probe: this.#probe(spec, { start, limit }), pagination: tree.pagination }
     })
-    await checkRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
+    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
     const { rows } = await this.#ctx.db.executeQuery(read.query)
+    checkRows(rows[0], this.#ctx.bounds.maxRows)
     return { json: rows[0].data, pagination: paginationMeta(read.pagination!, rows[0].total ?? null) }
   }
 
@@ -245,8 +257,9 @@ export class DocumentService {
       const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
       return { query: compileFindOne(this.#ctx.db, this.model, spec, documentId, this.#ctx.compile).compile(), probe: this.#probe(spec, { documentId }), pagination: null }
     })
-    await checkRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
+    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
     const { rows } = await this.#ctx.db.executeQuery(read.query)
+    checkRows(rows[0], this.#ctx.bounds.maxRows)
     return rows[0]?.data ?? null
   }
 
@@ -666,8 +679,9 @@ export class DocumentService {
       filters: null,
       sort: []
     }
-    await checkRows(trx, this.#probe(spec, { documentId }, trx), shape.maxRows)
+    await checkProbe(trx, this.#probe(spec, { documentId }, trx), shape.maxRows)
     const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, shape.maxRows)
     return JSON.parse(row.data) as Document
   }
 
