@@ -20,6 +20,8 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
   const { limits } = options
   addJsonParser(app, limits)
   addUrlencodedParser(app, limits)
+  // Fastify's own text/plain parser reads up to the server's bodyLimit: the catch-all below takes it.
+  app.removeContentTypeParser('text/plain')
   // Other bodies reach the handler as text and fail its `data` check with Strapi's message.
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_request, body, done) => { done(null, body) })
 

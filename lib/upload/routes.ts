@@ -61,6 +61,8 @@ function abandonBody (request: FastifyRequest, reply: FastifyReply): void {
 export async function uploadRoutes (app: FastifyInstance, { service, access, registry, options, limits }: UploadRoutesOptions): Promise<void> {
   await app.register(multipart)
   addJsonParser(app, limits)
+  // Fastify's own text/plain parser reads up to the server's bodyLimit: the catch-all below takes it.
+  app.removeContentTypeParser('text/plain')
   // Any other body is not an upload: it is never read (the route answers "Files are empty").
   app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
   app.setErrorHandler(namingBodyLimit(errorHandler, limits))
