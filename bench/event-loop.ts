@@ -219,6 +219,8 @@ const ATTACKS: Attack[] = [
   { name: 'populate=* with pageSize 100', path: '/api/articles?populate=*&pagination[pageSize]=100' },
   { name: 'populate=* two levels, pageSize 100', path: '/api/articles?populate[category][populate]=*&populate[authors][populate]=*&populate[localizations][populate]=*&pagination[pageSize]=100' },
   { name: 'categories with all their articles, pageSize 100', path: '/api/categories?populate[articles][populate]=*&pagination[pageSize]=100' },
+  { name: 'the largest answer within maxRows: 100 articles, authors, their articles and categories (8,300 rows)', path: '/api/articles?populate[authors][populate][articles][populate][category]=true&pagination[pageSize]=100' },
+  { name: 'the same with the articles\' authors too (12,300 rows, over maxRows)', path: '/api/articles?populate[authors][populate][articles][populate][category]=true&populate[authors][populate][articles][populate][authors]=true&pagination[pageSize]=100' },
   { name: 'deep filter through relations (qs depth)', path: `/api/articles?filters${repeat(9, () => '[category][articles]')}[title][$containsi]=zz&pagination[pageSize]=100` },
   { name: 'deep $and filter (qs depth)', path: `/api/articles?filters${repeat(18, () => '[$not]')}[title][$containsi]=zz` },
   { name: 'sort through 19 relations, pageSize 100', path: `/api/articles?sort=${Array.from({ length: 19 }, (_, i) => i % 2 === 0 ? 'category' : 'articles').join('.')}.name&pagination[pageSize]=100` },

@@ -17,13 +17,12 @@ import { linkTable, orderSql, ref, relatedRows, type RelatedRows } from './relat
  *    populate's own `limit` for a to-many one. When that bound is within `maxRows`, nothing more
  *    runs. A to-many level without `limit` (Strapi's populate has no default one), a dynamic zone
  *    or `localizations` has no static bound.
- * 2. Otherwise **a probe**, a statement run before the read, counts the rows the populate tree
- *    returns, reading related rows exactly as the rendering does (selectedRows in populate.ts:
- *    the same links, status, filters and visible rows, the same per-parent window), and stops
- *    counting at `maxRows + 1`. The read only runs when the count is within the budget, so a
- *    request over it renders nothing and costs about `maxRows` rows per populate level to refuse.
- *    The documents and their to-one chains count at their static bound (the page size each), so
- *    the probe only reads the levels the query does not bound.
+ * 2. Otherwise **a probe** counts the rows of the answer, the documents and every populated
+ *    level, reading related rows exactly as the rendering does (selectedRows in populate.ts: the
+ *    same links, status, filters and visible rows, the same per-parent window), and stops
+ *    counting at `maxRows + 1`. The data is only rendered when the count is within the budget
+ *    (see `rowBudget` for where the probe runs), so a request over it renders nothing and costs
+ *    about `maxRows` rows per populate level to refuse.
  */
 
 type LinkedAssociation = RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation
@@ -72,38 +71,43 @@ export function staticRowBound (rootRows: number | null, populate: PopulateTree)
 
 /**
  * One level of a probe branch: the related rows of one populated attribute (or one component
- * type of a dynamic zone), as a `from` item and the conditions tying it to its parent.
+ * type of a dynamic zone), as a `from` item and the conditions tying it to its parent, or, for a
+ * to-one level with nothing below it, as one condition on its parent (`exists (...)`).
  */
 interface ProbeLevel {
-  from: RawBuilder<unknown>
+  from: RawBuilder<unknown> | null
   where: Array<RawBuilder<unknown>>
   /** The alias of the level's rows, the next level's parent. */
   alias: string
   model: ContentType | Component
   populate: PopulateTree
-  /** At most one row per parent (a to-one level): counted at its bound where its parent is. */
-  toOne: boolean
   /** The other locales of its parent's document: the parent's `document_id` and `locale` are read. */
   localizations?: true
 }
 
+/** Whether anything populated below a selection renders rows. */
+const populatesRows = (selection: PopulateSelection): boolean => [...selection.populate.values()].some(rendersRows)
+
 /**
- * A level of related rows. A plain join when every related row counts, so PostgreSQL may join
- * the levels as it sees fit; a lateral sub-select when a level keeps some rows per parent (a
- * to-one level renders its first row only, a window some rows): the same rows as the rendering,
- * in the same order, as what the next level counts depends on which they are.
+ * A level of related rows, read as the rendering reads them. Every related row counts: a plain
+ * join, so PostgreSQL may join the levels as it sees fit. A to-one level renders its first row
+ * only: with nothing below it, that is one row per parent that has any (`exists`); otherwise a
+ * lateral sub-select keeps that first row, as does one with a window its rows, in the same order
+ * as the rendering, since what the next level counts depends on which rows they are.
  */
-function levelOf (rows: SelectedRows, windowed: boolean, r: string, ctx: PopulateContext, model: ContentType | Component, populate: PopulateTree): ProbeLevel {
-  if (rows.toMany && !windowed) return { from: rows.from, where: rows.where, alias: r, model, populate, toOne: false }
+function levelOf (rows: SelectedRows, windowed: boolean, r: string, ctx: PopulateContext, model: ContentType | Component, populate: PopulateTree, leaf: boolean): ProbeLevel {
+  if (rows.toMany && !windowed) return { from: rows.from, where: rows.where, alias: r, model, populate }
+  const where = sql.join(rows.where, sql` and `)
+  if (!rows.toMany && leaf) return { from: null, where: [sql`exists (select 1 from ${rows.from} where ${where})`], alias: r, model, populate }
   const p = ctx.next('p')
   const tail = rows.toMany ? sql`${rows.window}` : sql` limit 1`
-  const from = sql`lateral (select ${sql.id(r)}.* from ${rows.from} where ${sql.join(rows.where, sql` and `)} order by ${orderSql(rows.order)}${tail}) as ${sql.id(p)}`
-  return { from, where: [], alias: p, model, populate, toOne: !rows.toMany }
+  const from = sql`lateral (select ${sql.id(r)}.* from ${rows.from} where ${where} order by ${orderSql(rows.order)}${tail}) as ${sql.id(p)}`
+  return { from, where: [], alias: p, model, populate }
 }
 
 function selected (source: RelatedRows, selection: PopulateSelection, r: string, ctx: PopulateContext, model: ContentType | Component): ProbeLevel {
   const windowed = selection.limit !== null || selection.start !== null
-  return levelOf(selectedRows(source, selection, r, ctx), windowed, r, ctx, model, selection.populate)
+  return levelOf(selectedRows(source, selection, r, ctx), windowed, r, ctx, model, selection.populate, !populatesRows(selection))
 }
 
 /**
@@ -117,15 +121,14 @@ function selected (source: RelatedRows, selection: PopulateSelection, r: string,
 function linksOnly (association: LinkedAssociation, target: ContentType | Component, selection: PopulateSelection): boolean {
   const toMany = association.kind === 'relation' ? association.toMany : association.kind === 'media' ? association.multiple : association.kind === 'dynamiczone' || association.repeatable
   const status = association.kind === 'relation' && (target as ContentType).draftAndPublish
-  return toMany && !status && selection.filters === null && selection.limit === null && selection.start === null &&
-    ![...selection.populate.values()].some(rendersRows)
+  return toMany && !status && selection.filters === null && selection.limit === null && selection.start === null && !populatesRows(selection)
 }
 
 /** The probe levels of the attributes populated on rows of `model` aliased `parent`. */
 function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Component, ctx: PopulateContext): ProbeLevel[] {
   const levels: ProbeLevel[] = []
   const links = (table: string, l: string, source: RelatedRows, target: ContentType | Component): ProbeLevel =>
-    ({ from: sql`${sql.table(table)} as ${sql.id(l)}`, where: source.where, alias: l, model: target, populate: new Map(), toOne: false })
+    ({ from: sql`${sql.table(table)} as ${sql.id(l)}`, where: source.where, alias: l, model: target, populate: new Map() })
   for (const node of tree.values()) {
     if (!rendersRows(node)) continue
     if (node.kind === 'dynamiczone') {
@@ -139,7 +142,7 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
           continue
         }
         const where = selection.filters === null ? source.where : [...source.where, compileFilter(selection.filters, r, ctx)]
-        levels.push({ from: source.from, where, alias: r, model: selection.target, populate: selection.populate, toOne: false })
+        levels.push({ from: source.from, where, alias: r, model: selection.target, populate: selection.populate })
       }
       continue
     }
@@ -157,54 +160,41 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
 }
 
 /**
- * The probe: the rows below the documents in `"page"` (`__id`) that the query does not bound by
- * itself, one `union all` branch per populate level, breadth first, counted up to `limit`.
- * PostgreSQL's `limit` stops the branches as soon as that many rows are found, and a level's
- * branch only walks rows its parent's branch counted, so refusing costs about `limit` rows per
- * level. The documents (when `rootRows` bounds them) and the to-one levels reached from them
- * through to-one levels only are not read: `known` counts them at their bound.
+ * The probe: the documents in `"page"` (`__id`) and the rows of every populate level below them,
+ * one `union all` branch per level, breadth first, counted up to `max + 1`. PostgreSQL's `limit`
+ * stops the branches as soon as that many rows are found, and a level's branch only walks rows
+ * its parent's branch counted, so refusing costs about `max` rows per level.
  *
  * ```sql
  * select count(*)::int as n from (
- *   select 1 from (select "__id" as "id" from "page") as t, "authors" as r1 join "articles_authors_lnk" as l2 on l2.author_id = r1.id
- *     where l2.article_id = t.id
- *   union all select 1 from ..., "articles" as r4 join "articles_authors_lnk" as l5 on ... where ... and l5.author_id = r1.id
+ *   select 1 from "page"
+ *   union all select 1 from (select "__id" as "id" from "page") as t
+ *     where exists (select 1 from "categories" as r1 join "articles_category_lnk" as l2 on l2.category_id = r1.id where l2.article_id = t.id)
+ *   union all select 1 from (select "__id" as "id" from "page") as t, "articles_authors_lnk" as l4 where l4.article_id = t.id
  *   limit $1) as b
  * ```
  */
-function probe (
-  model: ContentType, populate: PopulateTree, rootRows: number | null, status: Status, options: FilterCompileOptions, max: number
-): { sql: RawBuilder<{ n: number }>, known: number } | null {
+function probe (model: ContentType, populate: PopulateTree, status: Status, options: FilterCompileOptions, max: number): RawBuilder<{ n: number }> {
   const ctx = createPopulateContext(status, options)
   const t = 't'
   // Related rows hang on their parent's id; only `localizations` reads more of its parent (its
   // document and locale), so the documents' table is joined only for a path that starts there.
   const ids = sql`(select "__id" as "id" from "page") as ${sql.id(t)}`
   const documents = sql`"page" join ${sql.table(model.tableName)} as ${sql.id(t)} on ${ref(t, 'id')} = "page"."__id"`
-  const branches: Array<RawBuilder<unknown>> = []
-  const branch = (path: ProbeLevel[]): void => {
-    const from = [path[0]?.localizations === true ? documents : ids, ...path.map((level) => level.from)]
-    const where = path.flatMap((level) => level.where)
-    branches.push(sql`select 1 from ${sql.join(from)}${where.length === 0 ? sql`` : sql` where ${sql.join(where, sql` and `)}`}`)
-  }
-  let known = 0
-  if (rootRows === null) branch([])
-  else known = rootRows
-  // Breadth first: `known` is a level's static row count while every level above it is to-one.
-  let frontier = levelsOf(populate, t, model, ctx).map((level) => ({ path: [level], known: rootRows !== null && level.toOne }))
+  const branches: Array<RawBuilder<unknown>> = [sql`select 1 from "page"`]
+  let frontier = levelsOf(populate, t, model, ctx).map((level) => [level])
   while (frontier.length > 0) {
-    const next: typeof frontier = []
-    for (const { path, known: bounded } of frontier) {
+    const next: ProbeLevel[][] = []
+    for (const path of frontier) {
+      const from = [path[0].localizations === true ? documents : ids, ...path.flatMap((level) => level.from === null ? [] : [level.from])]
+      const where = path.flatMap((level) => level.where)
+      branches.push(sql`select 1 from ${sql.join(from)}${where.length === 0 ? sql`` : sql` where ${sql.join(where, sql` and `)}`}`)
       const level = path[path.length - 1]
-      if (bounded) known += rootRows!
-      else branch(path)
-      for (const child of levelsOf(level.populate, level.alias, level.model, ctx)) next.push({ path: [...path, child], known: bounded && child.toOne })
+      for (const child of levelsOf(level.populate, level.alias, level.model, ctx)) next.push([...path, child])
     }
     frontier = next
   }
-  // Never without branches: a query bounded in full within the budget needs no probe (rowProbe).
-  if (known > max) return null
-  return { sql: sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${max - known + 1}) as b`, known }
+  return sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${max + 1}) as b`
 }
 
 /** How many levels `populate` nests: 0 without populate, 1 when nothing populated populates more. */
@@ -246,10 +236,7 @@ export function rowBudget (
   if (max === undefined) return null
   const bound = staticRowBound(rootRows, spec.populate)
   if (bound !== null && bound <= max) return null
-  // Counting the documents and their to-one levels at their bound leaves the probe less to read;
-  // when that bound alone is over the budget, every row is counted instead.
-  const counted = probe(model, spec.populate, rootRows, spec.status, options, max) ?? probe(model, spec.populate, null, spec.status, options, max)!
-  return { probe: sql<{ n: number }>`select ${counted.known}::int + b.n as n from (${counted.sql}) as b`, inline: depthOf(spec.populate) <= 1 }
+  return { probe: probe(model, spec.populate, spec.status, options, max), inline: depthOf(spec.populate) <= 1 }
 }
 
 /** `case when "budget"."n" > max then null else <expression> end`, for a statement whose `from` is the inline probe. */

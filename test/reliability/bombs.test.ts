@@ -52,7 +52,7 @@ async function setup (t: Test, options: Partial<ContentApiOptions> = {}, seed = 
   if (seed) {
     const docs = (uid: string) => app.contentApi.documents(uid)
     const categories = [await docs('api::category.category').create({ data: { name: 'C1' } }), await docs('api::category.category').create({ data: { name: 'C2' } })]
-    const authors = []
+    const authors: Array<{ documentId: string }> = []
     for (let i = 0; i < 5; i++) authors.push(await docs('api::author.author').create({ data: { name: `U${i}` } }))
     for (let i = 0; i < 20; i++) {
       await docs(ARTICLE).create({ data: { title: `A${i}`, category: categories[i % 2].documentId, authors: [0, 1, 2].map((k) => authors[(i + k) % 5].documentId) } })

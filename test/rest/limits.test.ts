@@ -231,6 +231,6 @@ t.test('application code is unbounded unless it asks for the limits', async (t) 
   const populate = { articles: { populate: { authors: { populate: { articles: { populate: { category: true } } } } } } }
   t.equal((await categories.findMany({ populate })).length, 2, 'four levels, 59 rows: no bound')
   await t.rejects(categories.findMany({ populate, limits: true }), { code: 'FCA_ERR_LIMIT', details: { limit: 'limits.populateDepth', max: 3 } }, 'with `limits: true`, the REST bounds')
-  await t.rejects(categories.findMany({ populate: { articles: { populate: { authors: { populate: { articles: true } } } } }, limits: true }), { details: { limit: 'limits.maxRows', max: 20 } })
-  await t.rejects(categories.findFirst({ populate, limits: true }), { details: { limit: 'limits.populateDepth' } })
+  await t.rejects(categories.findMany({ populate: { articles: { populate: { authors: { populate: { articles: true } } } } }, limits: true }), { name: 'ValidationError', details: { limit: 'limits.maxRows', max: 20 } })
+  await t.rejects(categories.findFirst({ populate, limits: true }), { name: 'ValidationError', details: { limit: 'limits.populateDepth' } })
 })
