@@ -156,7 +156,8 @@ function checkRows (row: { rows?: number } | undefined, max: number | undefined)
 
 /**
  * The one path through which REST, GraphQL and application code read and write documents of a
- * content type. Reads compile to a single SQL statement; each write runs in one transaction.
+ * content type. Reads compile to a single SQL statement (under `limits`, a nested populate's row
+ * budget may be counted by one small statement first); each write runs in one transaction.
  *
  * @example
  * const articles = app.contentApi.documents('api::article.article')
@@ -201,9 +202,9 @@ export class DocumentService {
   async findMany (params: QueryParams = {}): Promise<Document[]> {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
-    const window = bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : {}
-    await checkProbe(this.#ctx.db, this.#probe(tree, bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : { start: 0, limit: null }), tree.maxRows)
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...window }, this.#ctx.compile).executeTakeFirstOrThrow()
+    const { start, limit } = tree.pagination
+    await checkProbe(this.#ctx.db, this.#probe(tree, bounded ? { start, limit } : { start: 0, limit: null }), tree.maxRows)
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...(bounded ? { start, limit } : {}) }, this.#ctx.compile).executeTakeFirstOrThrow()
     checkRows(row, tree.maxRows)
     return JSON.parse(row.data) as Document[]
   }
@@ -296,8 +297,11 @@ export class DocumentService {
    * values wait until publication).
    */
   async #prepare (params: WriteParams, partial: boolean): Promise<PreparedWrite> {
-    // Before anything walks it: validation, relation inputs and error messages all recurse.
-    if (params.limits === true) checkInputDepth(params.data, this.#ctx.bounds.inputDepth, 'data')
+    // Before anything walks them: validation, relation inputs and error messages all recurse.
+    if (params.limits === true) {
+      checkInputDepth(params.data, this.#ctx.bounds.inputDepth, 'data')
+      checkInputDepth({ fields: params.fields, populate: params.populate }, this.#ctx.bounds.inputDepth, 'The query')
+    }
     const shape = this.#shape(params)
     const requested = plainData(params.data)
     this.#checkWritable(requested, params.access)
