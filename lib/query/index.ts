@@ -14,11 +14,11 @@ export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.
 export type { SortTerm } from './sort.js'
 export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { PopulateTree, PopulateNode } from './populate.js'
-export type { RawQuery, QueryStringLimits } from './querystring.js'
+export type { RawQuery } from './querystring.js'
 export type { RequestLimits } from './limits.js'
 export { paginationMeta } from './pagination.js'
 export { parseQueryString, searchOf } from './querystring.js'
-export { checkInputDepth, nestedDeeperThan, overLimit } from './limits.js'
+export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters, type ReadAccess, type ReadAccessOf } from './visibility.js'
 
 export type Status = 'published' | 'draft'
