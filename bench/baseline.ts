@@ -60,6 +60,19 @@ function authors (n: number): string {
 
 const RELATIONS: Record<string, (n: number) => string> = { category, authors }
 
+/** The plugin's default `limits.maxRows`. */
+const MAX_ROWS = 10000
+
+/**
+ * One branch of the row budget's probe per populated relation (lib/compiler/row-budget.ts), the
+ * probe numbering its aliases on its own: a to-one category counts the articles that have one,
+ * the authors their links.
+ */
+const PROBES: Record<string, (n: number) => string> = {
+  category: (n) => `select 1 from (select "__id" as "id" from "page") as "t" where exists (select 1 from "categories" as "r${n}" join "articles_category_lnk" as "l${n + 1}" on "l${n + 1}"."category_id" = "r${n}"."id" where "l${n + 1}"."article_id" = "t"."id")`,
+  authors: (n) => `select 1 from (select "__id" as "id" from "page") as "t", "articles_authors_lnk" as "l${n + 1}" where "l${n + 1}"."article_id" = "t"."id"`
+}
+
 /** Sortable columns of the list endpoint: API name to column. */
 const SORTABLE: Record<string, string> = { title: 'title', views: 'views', publishDate: 'publish_date', id: 'id' }
 
@@ -81,6 +94,10 @@ const listTexts = new Map<string, string>()
  * numbering and line breaks included: the page's ids (and sort key) first, then only those rows
  * rendered as JSON, with their populated relations as correlated sub-selects; the total is
  * counted only when the page is full (a short page tells it).
+ *
+ * With `authors`, whose rows per article no query bounds, the statement checks `limits.maxRows`
+ * as the plugin does: it counts the page's rows and their populated rows first (the probe is its
+ * `from`) and renders the data and the total only within the budget.
  */
 export function listStatement (request: ListRequest): Statement {
   const { viewsGt, sort, populate, page, pageSize } = request
@@ -95,18 +112,32 @@ export function listStatement (request: ListRequest): Statement {
     const order = sort === null ? '"t"."id" asc' : `"s0" ${sort.direction}, "t"."id" asc`
     const pageOrder = sort === null ? '"page"."__id" asc' : `"page"."s0" ${sort.direction}, "page"."__id" asc`
     const related = populate.map((name, i) => `, ${RELATIONS[name](1 + 3 * i)}`).join('')
-    const countWhere = filtered ? `"t"."views" > $${n + 6}` : 'true'
-    text = `with "page" as (select "t"."id" as "__id"${keys} from "articles" as "t" where ${where} order by ${order} limit $${n + 1} offset $${n + 2}) ` +
-      `select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${pageOrder}), '') || ']'\n` +
+    const budget = populate.includes('authors')
+    // Within a budget, the data's and the total's gates take the parameters after the page's, and
+    // the probe's limit the last one.
+    const g = budget ? 2 : 0
+    const countWhere = filtered ? `"t"."views" > $${n + g + 6}` : 'true'
+    const data = `(select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${pageOrder}), '') || ']'\n` +
       '    from "page" join "articles" as "t" on "t"."id" = "page"."__id"\n' +
-      `    cross join lateral (select ${ARTICLE}${related}) as d) as "data", ` +
-      `(select case when n.c < $${n + 3}::int and (n.c > 0 or $${n + 4}::int = 0) then $${n + 5}::int + n.c ` +
+      `    cross join lateral (select ${ARTICLE}${related}) as d)`
+    const total = `(select case when n.c < $${n + g + 3}::int and (n.c > 0 or $${n + g + 4}::int = 0) then $${n + g + 5}::int + n.c ` +
       `else ((select count(*)::int as "count" from "articles" as "t" where ${countWhere})) end ` +
-      'from (select count(*)::int as c from "page") as n) as "total"'
+      'from (select count(*)::int as c from "page") as n)'
+    const page = `with "page" as (select "t"."id" as "__id"${keys} from "articles" as "t" where ${where} order by ${order} limit $${n + 1} offset $${n + 2}) `
+    if (budget) {
+      const probe = ['select 1 from "page"', ...populate.map((name, i) => PROBES[name](1 + 2 * i))].join(' union all ')
+      text = page + `select case when "budget"."n" > $${n + 3}::int then null else ${data} end as "data", ` +
+        `case when "budget"."n" > $${n + 4}::int then null else ${total} end as "total", "budget"."n" as "rows" ` +
+        `from (select count(*)::int as n from (${probe} limit $${n + g + 6 + n}) as b) as "budget"`
+    } else {
+      text = page + `select ${data} as "data", ${total} as "total"`
+    }
     listTexts.set(key, text)
   }
-  const window = [pageSize, start, pageSize, start, start]
-  return { text, values: viewsGt === null ? window : [viewsGt, ...window, viewsGt] }
+  const budget = populate.includes('authors') ? [MAX_ROWS, MAX_ROWS] : []
+  const filter = viewsGt === null ? [] : [viewsGt]
+  const values = [...filter, pageSize, start, ...budget, pageSize, start, start, ...filter]
+  return { text, values: budget.length === 0 ? values : [...values, MAX_ROWS + 1] }
 }
 
 const ONE_TEXT = `select row_to_json(r)::text as "data" from (select ${ARTICLE} from "articles" as "t" where true and "t"."document_id" = $1 order by "t"."id" asc limit $2) as "r"`

@@ -75,7 +75,15 @@ export class ValidationError extends ApplicationError {
  */
 export class LimitError extends ValidationError {
   override readonly code = 'FCA_ERR_LIMIT'
-  constructor (message: string, details: { limit: string, max: number } & ErrorDetails) { super(message, details) }
+  /** The option the request went past (`limits.populateDepth`, `graphql.maxAliases`...). */
+  readonly limit: string
+  /** That option's value. */
+  readonly max: number
+  constructor (message: string, details: { limit: string, max: number } & ErrorDetails) {
+    super(message, details)
+    this.limit = details.limit
+    this.max = details.max
+  }
 }
 
 /** 400 — bad pagination parameters (page and offset modes mixed, non-integers). */

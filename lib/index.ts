@@ -78,7 +78,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     throw err
   }
 
-  const context = { db: handle.db, registry, limits: options.rest, i18n: options.i18n, compile: options.query, queries: new LruCache<string, CachedRead>(1000) }
+  const context = { db: handle.db, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: options.query, queries: new LruCache<string, CachedRead>(1000) }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {
@@ -111,6 +111,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     registry,
     documents,
     access,
+    limits: options.limits,
     auth: {
       authenticator,
       credentials,

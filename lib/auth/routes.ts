@@ -7,7 +7,7 @@ import {
 import type { DocumentService, QueryParams } from '../documents/service.js'
 import { verifyPassword } from '../documents/password.js'
 import type { EmailMessage, ResolvedOptions } from '../options.js'
-import { parseQueryString } from '../query/index.js'
+import { parseQueryString, type RequestLimits } from '../query/index.js'
 import { documented } from '../route-schema.js'
 import type { AccessControl, AccessScope } from './access.js'
 import { enabledActions } from './actions.js'
@@ -25,6 +25,8 @@ export interface AuthRoutesOptions {
   permissions: PermissionStore
   options: ResolvedOptions['auth']
   locales: ResolvedOptions['i18n']
+  /** The bounds on a request's work, as for content routes. */
+  limits: RequestLimits
 }
 
 const UP = 'plugin::users-permissions'
@@ -57,7 +59,7 @@ const json = (reply: FastifyReply, status: number, body: unknown): FastifyReply 
  * Strapi; errors use the usual envelope. Each route checks its permission through the same
  * access control as content routes; the public role holds the auth actions by default.
  */
-export async function authRoutes (app: FastifyInstance, { access, credentials, authenticator, documents, permissions, options, locales }: AuthRoutesOptions): Promise<void> {
+export async function authRoutes (app: FastifyInstance, { access, credentials, authenticator, documents, permissions, options, locales, limits }: AuthRoutesOptions): Promise<void> {
   const users = documents(USER_UID)
   const roles = documents(ROLE_UID)
   const accounts = { credentials, documents, options }
@@ -111,10 +113,10 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
    * Strapi's `fetch(id, query)` ANDs the id into the query's filters).
    */
   function usersQuery (request: FastifyRequest, id?: number): QueryParams {
-    const query = parseQueryString(request.url) as QueryParams
+    const query = parseQueryString(request.url, limits) as QueryParams
     // As Strapi's users controllers sanitise their query: a relation the caller may not read is
     // left out of the answer (`/users/me?populate=role` without role.find), not a 400.
-    const read = { access: scopeOf(request), omitUnreadable: true }
+    const read = { access: scopeOf(request), omitUnreadable: true, limits: true }
     if (id === undefined) return { ...query, ...read }
     return { ...query, filters: query.filters === undefined ? { id } : { $and: [query.filters, { id }] }, ...read }
   }
@@ -208,7 +210,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
     method: 'GET',
     url: '/users/count',
     action: 'user.count',
-    handler: async (request, reply) => json(reply, 200, await users.count({ filters: parseQueryString(request.url).filters as any, access: scopeOf(request) }))
+    handler: async (request, reply) => json(reply, 200, await users.count({ filters: parseQueryString(request.url, limits).filters as any, access: scopeOf(request), limits: true }))
   })
 
   route({
@@ -233,7 +235,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
         const role = await roles.findFirst({ filters: { type: options.register.defaultRole } })
         if (role !== null) trusted.role = role.documentId
       }
-      const created = await users.create({ data: body, trusted, access: scopeOf(request) })
+      const created = await users.create({ data: body, trusted, access: scopeOf(request), limits: true })
       return json(reply, 201, await userJson(created.id))
     }
   })
@@ -252,7 +254,7 @@ export async function authRoutes (app: FastifyInstance, { access, credentials, a
         if (provider === 'local' || provider == null) throw new ValidationError('password.notNull')
       }
       const data = await checkUserBody(body, existing.id)
-      await users.update({ documentId: existing.documentId, data, access: scopeOf(request) })
+      await users.update({ documentId: existing.documentId, data, access: scopeOf(request), limits: true })
       return json(reply, 200, await userJson(existing.id))
     }
   })

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { ContentType, Field } from '../model/registry.js'
 import type { Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
@@ -6,6 +6,7 @@ import { compileFilter, createFilterContext, type FilterCompileOptions } from '.
 import type { PopulateTree } from '../query/populate.js'
 import { createPopulateContext, populateExpression, selectList } from './populate.js'
 import { projection } from './projection.js'
+import { rowBudget, withinBudget, type RowBudget } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 
@@ -14,7 +15,22 @@ export interface FindSpec extends DocumentScope {
   filters: FilterNode | null
   sort: readonly SortTerm[]
   populate: PopulateTree
+  /**
+   * `limits.maxRows`: the most rows the answer may have, its documents and their populated rows
+   * together (row-budget.ts). Checked by the read itself, which then selects `rows` and renders
+   * nothing past the budget, or by `compileRowProbe`'s statement, run first. Absent: no bound.
+   */
+  maxRows?: number
 }
+
+/**
+ * What a compiled read selects. With a row budget checked inline, also `rows`, the rows counted
+ * (at most `maxRows + 1`): past `maxRows`, `data` and `total` are null. Such a `compileFindOne`
+ * answers one row whose `data` is null when there is no such document.
+ */
+export interface ReadRow { data: string, rows?: number }
+export interface PageRow extends ReadRow { total: number | null }
+type Read<O> = SelectQueryBuilder<any, any, O>
 
 /** Compiler settings that come from the plugin's options, not from the request. */
 export type CompileOptions = FilterCompileOptions
@@ -66,6 +82,20 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
 }
 
 /**
+ * The documents a read renders, chosen on ids and sort keys only: `select t.id as "__id", <sort
+ * keys as s0, s1...> from ... where <scope and filters> order by ... [limit] [offset]`.
+ */
+function pageRows (db: Kysely<any>, model: ContentType, spec: FindSpec, window: { start: number, limit: number | null }, options: CompileOptions) {
+  const ctx = createFilterContext(options, spec.status)
+  const keys = spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))
+  let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
+  spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
+  page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc')
+  if (window.limit !== null) return page.limit(window.limit).offset(window.start)
+  return window.start > 0 ? page.offset(window.start) : page
+}
+
+/**
  * One page of documents and its total, in ONE statement. The page is chosen first on ids and
  * sort keys only, then only its rows are rendered, as JSON, by PostgreSQL (rendering every
  * matching row before the sort and limit would cost as many conversions as there are matches):
@@ -83,25 +113,38 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
  *
  * The count only runs when it cannot be derived from the page itself: a page that is not full
  * (and not past the end) already tells the total, and `withCount=false` skips it entirely.
+ *
+ * With a row budget checked inline (row-budget.ts), the probe is the statement's `from`, and the
+ * data and the total are computed only within the budget: `select case when "budget"."n" > $5
+ * then null else (<data>) end as "data", ..., "budget"."n" as "rows" from (<probe>) as "budget"`.
  */
-export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions) {
+export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions): Read<PageRow> {
   const { start, limit, withCount } = spec.pagination
-  const ctx = createFilterContext(options, spec.status)
-  const keys = spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))
-  let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
-  spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
-  page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc').limit(limit).offset(start)
+  const page = pageRows(db, model, spec, { start, limit }, options)
+  const data = pageJson(model, spec, options)
+  const count = scopedRows(db, model, spec, options).select(sql<number>`count(*)::int`.as('count'))
+  const total = withCount
+    ? sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
+    : sql<number | null>`null::int`
+  const budget = inline(rowBudget(model, spec, limit, options))
+  if (budget === null) return db.with('page', () => page).selectNoFrom([data.as('data'), total.as('total')]) as Read<PageRow>
+  const max = spec.maxRows!
+  return db.with('page', () => page).selectFrom(budget)
+    .select([withinBudget(data, max).as('data'), withinBudget(total, max).as('total'), sql<number>`"budget"."n"`.as('rows')]) as Read<PageRow>
+}
 
+/** The documents of `"page"` rendered as one JSON array text, in the page's order. */
+function pageJson (model: ContentType, spec: FindSpec, options: CompileOptions): RawBuilder<string> {
   const order = sql.join([...spec.sort.map((term, i) => sql`${sql.ref(`page.s${i}`)} ${sql.raw(term.direction)}`), sql`"page"."__id" asc`])
   const columns = selectList(model, ROOT, spec.fields, spec.populate, createPopulateContext(spec.status, options))
-  const data = sql<string>`(select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${order}), '') || ']'
+  return sql<string>`(select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${order}), '') || ']'
     from "page" join ${sql.table(model.tableName)} as ${sql.id(ROOT)} on ${sql.ref(`${ROOT}.id`)} = "page"."__id"
-    cross join lateral (select ${columns}) as d)`.as('data')
-  if (!withCount) return db.with('page', () => page).selectNoFrom([data, sql<null>`null::int`.as('total')])
+    cross join lateral (select ${columns}) as d)`
+}
 
-  const count = scopedRows(db, model, spec, options).select(sql<number>`count(*)::int`.as('count'))
-  const total = sql<number>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
-  return db.with('page', () => page).selectNoFrom([data, total.as('total')])
+/** An inline row budget as the read's `from`: `(<probe>) as "budget"`; null when none runs inline. */
+function inline (budget: RowBudget | null) {
+  return budget === null || !budget.inline ? null : sql<{ n: number }>`(${budget.probe})`.as('budget')
 }
 
 /**
@@ -111,12 +154,26 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
  * ```sql
  * select '[' || coalesce(string_agg(row_to_json(r)::text, ','), '') || ']' as "data" from (select ... order by ...) as r
  * ```
+ *
+ * With a row budget checked inline, the documents are chosen first, as for a page.
  */
-export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions) {
+export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions): Read<ReadRow> {
+  const budget = inline(rowBudget(model, spec, spec.limit ?? null, options))
+  if (budget !== null) {
+    const page = pageRows(db, model, spec, { start: spec.start ?? 0, limit: spec.limit ?? null }, options)
+    return db.with('page', () => page).selectFrom(budget)
+      .select([withinBudget(pageJson(model, spec, options), spec.maxRows!).as('data'), sql<number>`"budget"."n"`.as('rows')]) as Read<ReadRow>
+  }
   let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
   if (spec.limit !== undefined) rows = rows.limit(spec.limit)
   if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
-  return db.selectFrom(rows.as('r')).select(sql<string>`${JSON_ARRAY('r')}`.as('data'))
+  return db.selectFrom(rows.as('r')).select(sql<string>`${JSON_ARRAY('r')}`.as('data')) as Read<ReadRow>
+}
+
+/** The one document a read renders, as the `"page"` of a row budget: `select t.id as "__id" ... limit 1`. */
+function onePage (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions) {
+  const page = pageRows(db, model, spec, { start: 0, limit: 1 }, options)
+  return documentId === null ? page : page.where(`${ROOT}.document_id`, '=', documentId)
 }
 
 /**
@@ -125,15 +182,48 @@ export function compileFindMany (db: Kysely<any>, model: ContentType, spec: Find
  * ```sql
  * select row_to_json(r)::text as "data" from (select ... from "articles" as t where <scope> and t.document_id = $1 limit 1) as r
  * ```
+ *
+ * With a row budget checked inline, the document is chosen first (`with "page" as (select t.id
+ * as "__id" ... limit 1)`), and the answer is one row, whose `data` is null when there is none.
  */
-export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions) {
+export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions): Read<ReadRow> {
+  const budget = inline(rowBudget(model, spec, 1, options))
+  if (budget !== null) {
+    const data = sql<string>`(select row_to_json(r)::text from (select ${sql.join(documentColumns(model, spec, options))}
+      from "page" join ${sql.table(model.tableName)} as ${sql.id(ROOT)} on ${sql.ref(`${ROOT}.id`)} = "page"."__id") as r)`
+    return db.with('page', () => onePage(db, model, spec, documentId, options)).selectFrom(budget)
+      .select([withinBudget(data, spec.maxRows!).as('data'), sql<number>`"budget"."n"`.as('rows')]) as Read<ReadRow>
+  }
   let rows = scopedRows(db, model, spec, options).select(documentColumns(model, spec, options))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
   rows = ordered(rows, spec, options).limit(1)
-  return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data'))
+  return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data')) as Read<ReadRow>
 }
 
 /** `select count(*)::int from <table> as t where <scope> and <filters>`. */
 export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions) {
   return scopedRows(db, model, scope, options).select(sql<number>`count(*)::int`.as('count'))
+}
+
+/**
+ * The row budget's probe of a read (row-budget.ts) as a statement of its own, run before the
+ * read, for a page or window of documents (`start`, `limit`: null for every match) or one
+ * document (`documentId`, null for a single type's). Null when the read needs none, or checks
+ * its budget inline; otherwise a statement selecting `n`, the rows the read would return,
+ * counted up to `maxRows + 1`:
+ *
+ * ```sql
+ * with "page" as (select t.id as "__id" from "articles" as t where <scope and filters> order by ... limit $1 offset $2)
+ * select "budget"."n" as "n" from (select $3::int + b.n as n from (select count(*)::int as n from (
+ *   select 1 from "page", "articles" as t, ... where t.id = "page"."__id" and ... union all ... limit $4) as b) as b) as "budget"
+ * ```
+ */
+export function compileRowProbe (
+  db: Kysely<any>, model: ContentType, spec: FindSpec, read: { start: number, limit: number | null } | { documentId: string | null }, options: CompileOptions
+): Read<{ n: number }> | null {
+  const one = 'documentId' in read
+  const budget = rowBudget(model, spec, one ? 1 : read.limit, options)
+  if (budget === null || budget.inline) return null
+  const page = one ? onePage(db, model, spec, read.documentId, options) : pageRows(db, model, spec, read, options)
+  return db.with('page', () => page).selectFrom(sql<{ n: number }>`(${budget.probe})`.as('budget')).select(sql<number>`"budget"."n"`.as('n')) as Read<{ n: number }>
 }

@@ -41,29 +41,64 @@ export function selectList (
   return sql.join([...extra, ...columns, ...nested])
 }
 
+/**
+ * The rows of `source` a selection keeps, in the order it renders them: the source's conditions
+ * (the link, the request's status) and the selection's filters (the caller's visible rows ANDed
+ * in by the parser), its sort (then `id`) or the stored order, and its per-parent window. Both the
+ * rendering below and the row budget (row-budget.ts) read related rows through this one place,
+ * so they always count the rows that are rendered.
+ */
+export interface SelectedRows {
+  from: RawBuilder<unknown>
+  where: Array<RawBuilder<unknown>>
+  order: OrderTerm[]
+  /** ` limit $1 offset $2`, or nothing; to-one sources render their first row only. */
+  window: RawBuilder<unknown>
+  toMany: boolean
+}
+
+export function selectedRows (source: RelatedRows, selection: PopulateSelection, r: string, ctx: PopulateContext): SelectedRows {
+  const where = [...source.where]
+  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
+  const sortTerms: OrderTerm[] = selection.sort.map((term) => ({ expr: sortExpression(term, r, ctx), direction: term.direction }))
+  const order = sortTerms.length > 0
+    ? [...sortTerms, { expr: ref(r, 'id'), direction: 'asc' as const }]
+    : source.order
+  const window = sql`${selection.limit === null ? sql`` : sql` limit ${selection.limit}`}${selection.start === null ? sql`` : sql` offset ${selection.start}`}`
+  return { from: source.from, where, order, window, toMany: source.toMany }
+}
+
 /** Renders the rows of `source` (one object, or an ordered array) with the selection's fields. */
 function rendered (
   source: RelatedRows, target: ContentType | Component, selection: PopulateSelection, r: string, ctx: PopulateContext, extra: RawBuilder<unknown>[] = []
 ): RawBuilder<unknown> {
   const v = ctx.next('v')
-  const where = [...source.where]
-  if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
-  const sortTerms: OrderTerm[] = selection.sort.map((term) => ({ expr: sortExpression(term, r, ctx), direction: term.direction }))
-  const orderTerms = sortTerms.length > 0
-    ? [...sortTerms, { expr: ref(r, 'id'), direction: 'asc' as const }]
-    : source.order
+  const rows = selectedRows(source, selection, r, ctx)
   const lateral = sql`cross join lateral (select ${selectList(target, r, selection.fields, selection.populate, ctx, extra)}) as ${sql.id(v)}`
-  const orderBy = orderSql(orderTerms)
-  const window = sql`${selection.limit === null ? sql`` : sql` limit ${selection.limit}`}${selection.start === null ? sql`` : sql` offset ${selection.start}`}`
-  const whereSql = sql.join(where, sql` and `)
+  const orderBy = orderSql(rows.order)
+  const whereSql = sql.join(rows.where, sql` and `)
 
-  if (!source.toMany) {
-    return sql`(select row_to_json(${sql.id(v)}) from ${source.from} ${lateral} where ${whereSql} order by ${orderBy} limit 1)`
+  if (!rows.toMany) {
+    return sql`(select row_to_json(${sql.id(v)}) from ${rows.from} ${lateral} where ${whereSql} order by ${orderBy} limit 1)`
   }
   // The order travels with each row (o0, o1, ...) so json_agg can apply it explicitly.
-  const keys = orderTerms.map((t, i) => sql`${t.expr} as ${sql.id(`o${i}`)}`)
-  const aggregateOrder = orderSql(orderTerms.map((t, i) => ({ ...t, expr: sql.ref(`q.o${i}`) })))
-  return sql`(select coalesce(json_agg(q.doc order by ${aggregateOrder}), '[]'::json) from (select row_to_json(${sql.id(v)}) as doc, ${sql.join(keys)} from ${source.from} ${lateral} where ${whereSql} order by ${orderBy}${window}) as q)`
+  const keys = rows.order.map((t, i) => sql`${t.expr} as ${sql.id(`o${i}`)}`)
+  const aggregateOrder = orderSql(rows.order.map((t, i) => ({ ...t, expr: sql.ref(`q.o${i}`) })))
+  return sql`(select coalesce(json_agg(q.doc order by ${aggregateOrder}), '[]'::json) from (select row_to_json(${sql.id(v)}) as doc, ${sql.join(keys)} from ${rows.from} ${lateral} where ${whereSql} order by ${orderBy}${rows.window}) as q)`
+}
+
+/** i18n's `localizations`: the other rows of the parent's document, in the same status, every other locale. */
+export function localizationRows (target: ContentType, parent: string, r: string, status: Status): RelatedRows {
+  return {
+    from: sql`${sql.table(target.tableName)} as ${sql.id(r)}`,
+    where: [
+      sql`${ref(r, 'document_id')} = ${ref(parent, 'document_id')}`,
+      sql`${ref(r, 'locale')} <> ${ref(parent, 'locale')}`,
+      target.draftAndPublish ? (status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`) : sql`true`
+    ],
+    order: [{ expr: ref(r, 'id'), direction: 'asc' }],
+    toMany: true
+  }
 }
 
 /** `populate[x][count]=true`: `{ "count": n }` instead of the rows. */
@@ -76,19 +111,8 @@ function countOf (source: RelatedRows, selection: PopulateSelection, r: string, 
 /** The SQL expression of one populated attribute of the row aliased `parent`. */
 export function populateExpression (node: PopulateNode, parent: string, parentModel: ContentType | Component, ctx: PopulateContext): RawBuilder<unknown> {
   if (node.kind === 'localizations') {
-    // The other rows of the same document: same status, every other locale.
     const r = ctx.next('r')
-    const source: RelatedRows = {
-      from: sql`${sql.table(node.target.tableName)} as ${sql.id(r)}`,
-      where: [
-        sql`${ref(r, 'document_id')} = ${ref(parent, 'document_id')}`,
-        sql`${ref(r, 'locale')} <> ${ref(parent, 'locale')}`,
-        node.target.draftAndPublish ? (ctx.status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`) : sql`true`
-      ],
-      order: [{ expr: ref(r, 'id'), direction: 'asc' }],
-      toMany: true
-    }
-    return rendered(source, node.target, node, r, ctx)
+    return rendered(localizationRows(node.target, parent, r, ctx.status), node.target, node, r, ctx)
   }
   if (node.kind === 'dynamiczone') {
     // One branch per component type, each rendering its own shape, merged in stored order.

@@ -37,6 +37,15 @@ export interface RelatedRows {
   toMany: boolean
 }
 
+/** The table of the links `relatedRows` reads an association through (aliased `l` there). */
+export function linkTable (association: RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation): string {
+  switch (association.kind) {
+    case 'relation': return association.link.table
+    case 'media': return MEDIA_LINK_TABLE
+    default: return association.joinTable
+  }
+}
+
 export function relatedRows (
   association: RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation,
   target: ContentType | Component, ownerUid: string, parent: string, r: string, l: string, status: Status

@@ -1,3 +1,8 @@
+import { nestedDeeperThan } from '../query/limits.js'
+
+/** Deepest value printed in full; far below where JSON.stringify with a replacer overflows (~2,000). */
+const PRINT_DEPTH = 100
+
 /**
  * Renders values and paths the way yup 0.32 (Strapi v5's validator) writes them into its
  * messages, so our validation errors read exactly like Strapi's.
@@ -17,6 +22,9 @@
 export function printValue (value: unknown, quote = false): string {
   const simple = printSimple(value, quote)
   if (simple !== null) return simple
+  // JSON.stringify recurses, and with a replacer overflows the stack a few thousand levels down:
+  // a value that deep (only application code can pass one; REST bounds its input) prints as a note.
+  if (nestedDeeperThan(value, PRINT_DEPTH)) return `[a value nested more than ${PRINT_DEPTH} levels deep]`
   return JSON.stringify(value, function (this: Record<string, unknown>, key: string, replaced: unknown) {
     return printSimple(this[key], quote) ?? replaced
   }, 2)

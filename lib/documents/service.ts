@@ -1,17 +1,19 @@
 import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
 import type { Association } from '../model/associations.js'
-import type { ContentType, Field, Registry } from '../model/registry.js'
+import type { ContentType, Registry } from '../model/registry.js'
 import type { LruCache } from '../compiler/cache.js'
-import { compileCount, compileFindMany, compileFindOne, compileFindPage, scopedRows, type CompileOptions, type FindSpec } from '../compiler/find.js'
 import {
-  paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
-  type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type Status
+  compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, scopedRows, type CompileOptions, type FindSpec
+} from '../compiler/find.js'
+import {
+  checkInputDepth, overLimit, paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
+  type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type RequestLimits, type Status
 } from '../query/index.js'
 import type { AccessScope } from '../auth/access.js'
 import { parseFields } from '../query/fields.js'
 import { parseFilters, type FilterNode } from '../query/filters.js'
-import { parsePopulate, type PopulateTree } from '../query/populate.js'
+import { UNLIMITED_POPULATE, parsePopulate } from '../query/populate.js'
 import { Visibility } from '../query/visibility.js'
 import { createDocumentId } from './document-id.js'
 import { hashPasswords } from './password.js'
@@ -53,6 +55,12 @@ export interface QueryParams {
    * with a 400 (Strapi's users routes sanitise their query so). Only with `access`.
    */
   omitUnreadable?: boolean
+  /**
+   * Apply the plugin's `limits` (docs/operations.md) to this call, as the REST routes do:
+   * `inputDepth`, `populateDepth` and `maxRows`, each a 400 `LimitError` past its bound.
+   * Application code is unbounded unless it asks.
+   */
+  limits?: boolean
 }
 
 export interface WriteParams {
@@ -69,6 +77,12 @@ export interface WriteParams {
    * row-level conditions still hold for the document written.
    */
   trusted?: Record<string, unknown>
+  /**
+   * Apply the plugin's `limits` to this write, as the REST routes do: the nesting of `data`
+   * (`inputDepth`), and the response's `populate` (`populateDepth`, `maxRows`: a response over
+   * it rolls the write back).
+   */
+  limits?: boolean
 }
 
 export interface ServiceContext {
@@ -77,13 +91,17 @@ export interface ServiceContext {
   queries: LruCache<string, CachedRead>
   registry: Registry
   limits: PaginationLimits
+  /** The `limits` options: applied to REST reads, and to calls that ask (`limits: true`). */
+  bounds: RequestLimits
   i18n: LocaleSettings
   compile: CompileOptions
 }
 
 /** A compiled read and what its response needs besides the rows. */
 export interface CachedRead {
-  query: CompiledQuery<{ data: string, total?: number | null }>
+  query: CompiledQuery<{ data: string, total?: number | null, rows?: number }>
+  /** The row budget's probe when it runs as a statement of its own, first (see lib/compiler/row-budget.ts). */
+  probe: CompiledQuery<{ n: number }> | null
   pagination: QueryTree['pagination'] | null
 }
 
@@ -108,7 +126,7 @@ function writableRows (db: Kysely<any>, model: ContentType, filters: FilterNode 
 
 /** A write validated and ready for its transaction. */
 interface PreparedWrite {
-  shape: { fields: Field[] | null, populate: PopulateTree }
+  shape: Shape
   data: Record<string, unknown>
   status: Status
   locale: string | null
@@ -118,9 +136,30 @@ interface PreparedWrite {
   access: AccessScope | undefined
 }
 
+/** What a read or a write renders: its fields and populate, and with `limits` its `maxRows`. */
+type Shape = Pick<FindSpec, 'fields' | 'populate' | 'maxRows'>
+
+const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
+
+/**
+ * Runs a read's row-budget probe when it has one of its own (compileRowProbe), and refuses the
+ * read when it would return more than `maxRows` rows: the read itself never runs then.
+ */
+async function checkProbe (db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined): Promise<void> {
+  if (probe === null || max === undefined) return
+  const { rows } = await db.executeQuery(probe)
+  if (rows[0].n > max) throw tooManyRows(max)
+}
+
+/** A read that checked its row budget inline selects the rows it counted: past `maxRows`, it rendered nothing. */
+function checkRows (row: { rows?: number } | undefined, max: number | undefined): void {
+  if (max !== undefined && row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+}
+
 /**
  * The one path through which REST, GraphQL and application code read and write documents of a
- * content type. Reads compile to a single SQL statement; each write runs in one transaction.
+ * content type. Reads compile to a single SQL statement (under `limits`, a nested populate's row
+ * budget may be counted by one small statement first); each write runs in one transaction.
  *
  * @example
  * const articles = app.contentApi.documents('api::article.article')
@@ -142,37 +181,56 @@ export class DocumentService {
     return { status: parseStatus(params.status), locale: parseLocale(this.model, params.locale, this.#ctx.i18n, allowAllLocales) }
   }
 
-  /** Application-code parameters go through the same validation as a REST query string. */
-  #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
+  /**
+   * Application-code parameters go through the same validation as a REST query string; with
+   * `limits`, under the same bounds, and with the read's `maxRows`.
+   */
+  #tree (params: QueryParams, allowAllLocales: boolean): QueryTree & { maxRows?: number } {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
-    const { access, omitUnreadable, ...query } = params
-    return parseQuery(this.model, { ...query, pagination } as RawQuery, {
-      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access, omitUnreadable
+    const { access, omitUnreadable, limits, ...query } = params
+    const bounds = limits === true ? this.#ctx.bounds : undefined
+    const tree = parseQuery(this.model, { ...query, pagination } as RawQuery, {
+      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access, omitUnreadable, bounds
     })
+    return bounds === undefined ? tree : { ...tree, maxRows: bounds.maxRows }
+  }
+
+  /** The row budget's probe of a read (null: none needed), compiled. */
+  #probe (spec: FindSpec, read: Parameters<typeof compileRowProbe>[3], db: Kysely<any> = this.#ctx.db): CompiledQuery<{ n: number }> | null {
+    return compileRowProbe(db, this.model, spec, read, this.#ctx.compile)?.compile() ?? null
   }
 
   /** Every matching document, or one window of them when pagination is given. */
   async findMany (params: QueryParams = {}): Promise<Document[]> {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
-    const window = bounded ? { start: tree.pagination.start, limit: tree.pagination.limit } : {}
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...window }, this.#ctx.compile).executeTakeFirstOrThrow()
+    const { start, limit } = tree.pagination
+    await checkProbe(this.#ctx.db, this.#probe(tree, bounded ? { start, limit } : { start: 0, limit: null }), tree.maxRows)
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...(bounded ? { start, limit } : {}) }, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, tree.maxRows)
     return JSON.parse(row.data) as Document[]
   }
 
   /** The first matching document (in `sort` order, then by id), or null. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...this.#tree(params, true), limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow()
+    const tree = this.#tree(params, true)
+    await checkProbe(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows)
+    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, tree.maxRows)
     return (JSON.parse(row.data) as Document[])[0] ?? null
   }
 
   /** The document with this documentId in the requested status and locale, or null. */
   async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
-    const row = await compileFindOne(this.#ctx.db, this.model, this.#tree(params, false), params.documentId, this.#ctx.compile).executeTakeFirst()
-    return row === undefined ? null : JSON.parse(row.data) as Document
+    const tree = this.#tree(params, false)
+    await checkProbe(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows)
+    const row = await compileFindOne(this.#ctx.db, this.model, tree, params.documentId, this.#ctx.compile).executeTakeFirst()
+    checkRows(row, tree.maxRows)
+    // Checked inline, a missing document is a row whose data is null.
+    return row?.data == null ? null : JSON.parse(row.data) as Document
   }
 
-  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access'> = {}): Promise<number> {
+  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits'> = {}): Promise<number> {
     const row = await compileCount(this.#ctx.db, this.model, this.#tree(params, true), this.#ctx.compile).executeTakeFirstOrThrow()
     return row.count
   }
@@ -184,25 +242,33 @@ export class DocumentService {
    */
   async findPageJson (search: string, access?: AccessScope): Promise<JsonPage> {
     const read = this.#cached(`page\0${search}`, access, () => {
-      const tree = parseQuery(this.model, parseQueryString(`?${search}`), this.#parseOptions(true, access))
-      return { query: compileFindPage(this.#ctx.db, this.model, tree, this.#ctx.compile).compile(), pagination: tree.pagination }
+      const tree = parseQuery(this.model, parseQueryString(`?${search}`, this.#ctx.bounds), this.#parseOptions(true, access))
+      const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
+      const { start, limit } = tree.pagination
+      return { query: compileFindPage(this.#ctx.db, this.model, spec, this.#ctx.compile).compile(), probe: this.#probe(spec, { start, limit }), pagination: tree.pagination }
     })
+    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
     const { rows } = await this.#ctx.db.executeQuery(read.query)
+    checkRows(rows[0], this.#ctx.bounds.maxRows)
     return { json: rows[0].data, pagination: paginationMeta(read.pagination!, rows[0].total ?? null) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
   async findOneJson (documentId: string | null, search: string, access?: AccessScope): Promise<string | null> {
     const read = this.#cached(`one\0${documentId ?? ''}\0${search}`, access, () => {
-      const tree = parseQuery(this.model, parseQueryString(`?${search}`), this.#parseOptions(false, access))
-      return { query: compileFindOne(this.#ctx.db, this.model, tree, documentId, this.#ctx.compile).compile(), pagination: null }
+      const tree = parseQuery(this.model, parseQueryString(`?${search}`, this.#ctx.bounds), this.#parseOptions(false, access))
+      const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
+      return { query: compileFindOne(this.#ctx.db, this.model, spec, documentId, this.#ctx.compile).compile(), probe: this.#probe(spec, { documentId }), pagination: null }
     })
+    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
     const { rows } = await this.#ctx.db.executeQuery(read.query)
+    checkRows(rows[0], this.#ctx.bounds.maxRows)
     return rows[0]?.data ?? null
   }
 
+  /** REST reads: a client's query string, under every bound of `limits`. */
   #parseOptions (allowAllLocales: boolean, access: AccessScope | undefined): ParseOptions {
-    return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access }
+    return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access, bounds: this.#ctx.bounds }
   }
 
   /** The compiled read for a request, from the cache or built (and cached) now; errors are not cached. */
@@ -233,6 +299,11 @@ export class DocumentService {
    * values wait until publication).
    */
   async #prepare (params: WriteParams, partial: boolean): Promise<PreparedWrite> {
+    // Before anything walks them: validation, relation inputs and error messages all recurse.
+    if (params.limits === true) {
+      checkInputDepth(params.data, this.#ctx.bounds.inputDepth, 'data')
+      checkInputDepth({ fields: params.fields, populate: params.populate }, this.#ctx.bounds.inputDepth, 'The query')
+    }
     const shape = this.#shape(params)
     const requested = plainData(params.data)
     this.#checkWritable(requested, params.access)
@@ -620,15 +691,23 @@ export class DocumentService {
   }
 
   /** The response shape of a write, validated before anything is written. */
-  #shape (params: WriteParams): { fields: Field[] | null, populate: PopulateTree } {
+  #shape (params: WriteParams): Shape {
     const access = params.access
+    const bounds = params.limits === true ? this.#ctx.bounds : undefined
+    const visibility = access === undefined ? null : new Visibility(this.#ctx.registry, access.read)
     return {
       fields: parseFields(this.model, params.fields, access?.fields ?? null),
-      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, access === undefined ? null : new Visibility(this.#ctx.registry, access.read), access?.fields ?? null)
+      populate: parsePopulate(this.#ctx.registry, this.model, params.populate, visibility, access?.fields ?? null, false,
+        bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
+      maxRows: bounds?.maxRows
     }
   }
 
-  async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, shape: { fields: Field[] | null, populate: PopulateTree }): Promise<Document> {
+  /**
+   * The document as written, read in the write's transaction. With `maxRows` in the shape, a
+   * response over it throws, which rolls the write back: the client is refused, nothing is kept.
+   */
+  async #reread (trx: Transaction<any>, documentId: string, status: Status, locale: string | null, shape: Shape): Promise<Document> {
     const spec: FindSpec = {
       // The written row itself ignores status on a type without draft & publish; populated
       // relations to draft & publish types follow it, as in reads.
@@ -638,7 +717,9 @@ export class DocumentService {
       filters: null,
       sort: []
     }
+    await checkProbe(trx, this.#probe(spec, { documentId }, trx), shape.maxRows)
     const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirstOrThrow()
+    checkRows(row, shape.maxRows)
     return JSON.parse(row.data) as Document
   }
 

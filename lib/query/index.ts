@@ -5,7 +5,8 @@ import { parseFields } from './fields.js'
 import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
 import { parsePagination, type Pagination, type PaginationLimits } from './pagination.js'
 import { parseSort, type SortTerm } from './sort.js'
-import { parsePopulate, type PopulateTree } from './populate.js'
+import { checkInputDepth, type RequestLimits } from './limits.js'
+import { UNLIMITED_POPULATE, parsePopulate, type PopulateTree } from './populate.js'
 import type { RawQuery } from './querystring.js'
 import { Visibility } from './visibility.js'
 
@@ -14,8 +15,10 @@ export type { SortTerm } from './sort.js'
 export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { PopulateTree, PopulateNode } from './populate.js'
 export type { RawQuery } from './querystring.js'
+export type { RequestLimits } from './limits.js'
 export { paginationMeta } from './pagination.js'
 export { parseQueryString, searchOf } from './querystring.js'
+export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters, type ReadAccess, type ReadAccessOf } from './visibility.js'
 
 export type Status = 'published' | 'draft'
@@ -73,6 +76,11 @@ export interface ParseOptions {
   allowAllLocales: boolean
   /** `populate` leaves out relations the caller may not read instead of answering 400. */
   omitUnreadable?: boolean
+  /**
+   * The bounds of a client's request (`limits`): the query's nesting (`inputDepth`, checked
+   * before it is walked) and `populateDepth`. Without them only the fixed ceilings apply.
+   */
+  bounds?: RequestLimits
 }
 
 /**
@@ -80,7 +88,8 @@ export interface ParseOptions {
  * Filters apply to single-document reads too: a document that does not match is a 404, as in Strapi.
  */
 export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOptions): QueryTree {
-  const access = options.access
+  const { access, bounds } = options
+  if (bounds !== undefined) checkInputDepth(raw, bounds.inputDepth, 'The query')
   const status = parseStatus(raw.status)
   // The grant was checked for the status the route read from the URL; this is the status the
   // query runs with, parsed from the same text, so the two cannot disagree.
@@ -99,7 +108,8 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     fields: parseFields(model, raw.fields, allowed),
     filters,
     sort: parseSort(model, raw.sort, options.registry, visibility, allowed),
-    populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed, options.omitUnreadable === true),
+    populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed, options.omitUnreadable === true,
+      bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
     pagination: parsePagination(raw.pagination, options.limits),
     status,
     locale,

@@ -4,7 +4,8 @@ import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields, splitList } from './fields.js'
 import { parseFilters, type FilterNode } from './filters.js'
-import { MAX_NESTING } from './querystring.js'
+import { overLimit } from './limits.js'
+import { QS_DEPTH } from './querystring.js'
 import { parseSort, type SortTerm } from './sort.js'
 import { andFilters, type Visibility } from './visibility.js'
 
@@ -74,14 +75,38 @@ function window (options: Record<string, unknown>): { start: number | null, limi
 /** The attributes of a level the caller may see (all when null): a field-level permission. */
 type Allowed = ReadonlySet<string> | null
 
+/**
+ * How deep `populate` may nest. A populated attribute of the queried documents is level 1, an
+ * attribute populated inside it level 2, and so on, whatever the attribute is: a relation, media,
+ * a component, a dynamic zone (whose components are the rows of its level) or `localizations`.
+ * `populate=*` populates one level. With `limits` (REST) the bound is `limits.populateDepth`
+ * and going past it is a `LimitError`; without, it is the depth the query string's bracket form
+ * allows anyway (`QS_DEPTH`), so no caller's populate nests without bound.
+ */
+export interface PopulateDepth {
+  max: number
+  /** The bound is `limits.populateDepth` (a `LimitError` names it), not the fixed ceiling. */
+  limited: boolean
+}
+
 class PopulateParser {
   readonly #registry: Registry
   readonly #visibility: Visibility | null
   readonly #omitUnreadable: boolean
-  constructor (registry: Registry, visibility: Visibility | null, omitUnreadable: boolean) {
+  readonly #depth: PopulateDepth
+  constructor (registry: Registry, visibility: Visibility | null, omitUnreadable: boolean, depth: PopulateDepth) {
     this.#registry = registry
     this.#visibility = visibility
     this.#omitUnreadable = omitUnreadable
+    this.#depth = depth
+  }
+
+  /** Populating attributes at `level` (1 for the queried documents' own) must stay within the bound. */
+  #checkDepth (level: number): void {
+    const { max, limited } = this.#depth
+    if (level <= max) return
+    if (limited) throw overLimit('populateDepth', max, `populate is nested more than ${max} levels deep`)
+    throw new ValidationError(`Invalid populate: deeper than ${max} levels`)
   }
 
   #canRead (uid: string): boolean {
@@ -129,7 +154,8 @@ class PopulateParser {
     const tree: Record<string, unknown> = {}
     for (const name of names) {
       const parts = name.split('.')
-      if (parts.length > MAX_NESTING + 1) throw new ValidationError(`Invalid populate: deeper than ${MAX_NESTING} levels`)
+      // Refused before the tree is built: `a.b.c...` needs no more than its length to tell.
+      this.#checkDepth(parts.length)
       let level = tree
       for (const [i, part] of parts.entries()) {
         // Not attributes of any model; as object keys they would reach Object.prototype.
@@ -148,8 +174,8 @@ class PopulateParser {
     return tree
   }
 
-  parse (model: Model, raw: unknown, path: string[], allowed: Allowed): PopulateTree {
-    if (path.length > MAX_NESTING) throw new ValidationError(`Invalid populate: deeper than ${MAX_NESTING} levels`)
+  /** The attributes populated at `level` of `model` (the queried documents' own are level 1). */
+  parse (model: Model, raw: unknown, path: string[], allowed: Allowed, level: number): PopulateTree {
     const tree: PopulateTree = new Map()
     for (const [name, value] of Object.entries(this.#normalise(model, raw, allowed))) {
       if (value === undefined || value === null) continue
@@ -160,8 +186,9 @@ class PopulateParser {
         }
         const enabled = flag(value)
         if (enabled === false) continue
+        this.#checkDepth(level)
         const options = isPlainObject(value) ? value : {}
-        tree.set(name, { kind: 'localizations', target: model, ...this.#selection(model, options, [...path, name]) })
+        tree.set(name, { kind: 'localizations', target: model, ...this.#selection(model, options, [...path, name], level) })
         continue
       }
       const association = model.associations.get(name)
@@ -177,7 +204,8 @@ class PopulateParser {
         throw new ValidationError('Invalid nested populate. Expected \'*\' or an object')
       }
       for (const key of Object.keys(options)) if (!SELECTION_KEYS.has(key)) throw invalidKey(key, [...path, name, key].join('.'))
-      const node = this.#node(association, options, [...path, name])
+      this.#checkDepth(level)
+      const node = this.#node(association, options, [...path, name], level)
       if (node !== null) tree.set(name, node)
     }
     return tree
@@ -187,7 +215,7 @@ class PopulateParser {
    * What to render of the related `target` rows: a content type shows only the rows and
    * attributes the caller may see (its `find` grant's limits); a component, what its owner shows.
    */
-  #selection (target: Model, options: Record<string, unknown>, path: string[]): PopulateSelection {
+  #selection (target: Model, options: Record<string, unknown>, path: string[], level: number): PopulateSelection {
     const visibility = this.#visibility
     const content = target.modelType === 'contentType' && visibility !== null ? target : null
     const allowed = content === null ? null : visibility!.fields(content.uid)
@@ -196,12 +224,12 @@ class PopulateParser {
       fields: parseFields(target, options.fields, allowed),
       filters: content === null ? requested : andFilters(requested, visibility!.rows(content)),
       sort: parseSort(target, options.sort, this.#registry, visibility, allowed),
-      populate: this.parse(target, options.populate, path, allowed),
+      populate: this.parse(target, options.populate, path, allowed, level + 1),
       ...window(options)
     }
   }
 
-  #node (association: Association, options: Record<string, unknown>, path: string[]): PopulateNode | null {
+  #node (association: Association, options: Record<string, unknown>, path: string[], level: number): PopulateNode | null {
     const where = path.join('.')
     if (association.kind === 'dynamiczone') {
       for (const key of Object.keys(options)) {
@@ -221,32 +249,37 @@ class PopulateParser {
         const fragment = fragments === undefined ? (options.populate === '*' ? { populate: '*' } : {}) : fragments[uid]
         if (flag(fragment) === false) continue
         const fragmentOptions = isPlainObject(fragment) ? fragment : {}
-        components.set(uid, { target, ...this.#selection(target, fragmentOptions, [...path, uid]) })
+        // A dynamic zone's components are the rows of its level; what they populate is the next.
+        components.set(uid, { target, ...this.#selection(target, fragmentOptions, [...path, uid], level) })
       }
       return components.size === 0 && fragments !== undefined ? null : { kind: 'dynamiczone', association, components }
     }
     if (options.on !== undefined) throw new ValidationError(`Using fragments is not permitted to populate "${path[path.length - 1]}"`)
     if (association.kind === 'component') {
       const target = this.#registry.components.get(association.component)!
-      return { kind: 'component', association, target, ...this.#selection(target, options, path) }
+      return { kind: 'component', association, target, ...this.#selection(target, options, path, level) }
     }
     const targetUid = association.kind === 'media' ? FILE_UID : association.target
     const target = this.#registry.get(targetUid)!
     const count = options.count !== undefined && flag(options.count) === true
     return association.kind === 'media'
-      ? { kind: 'media', association, target, count, ...this.#selection(target, options, path) }
-      : { kind: 'relation', association, target, count, ...this.#selection(target, options, path) }
+      ? { kind: 'media', association, target, count, ...this.#selection(target, options, path, level) }
+      : { kind: 'relation', association, target, count, ...this.#selection(target, options, path, level) }
   }
 }
+
+/** The bound of callers without `limits`: as deep as the query string's bracket form can nest. */
+export const UNLIMITED_POPULATE: PopulateDepth = { max: QS_DEPTH, limited: false }
 
 /**
  * Validates Strapi's `populate` in every form (`*`, `a,b`, `a.b`, `populate[0]=a`, and the object
  * form with `fields`, `filters`, `sort`, `populate`, `count`, per-parent `start`/`limit`, and `on`
  * fragments for dynamic zones) into a tree of registry models. Unknown or scalar attributes are a
- * 400 "Invalid key".
+ * 400 "Invalid key"; nesting deeper than `depth.max` levels is a 400 too (see `PopulateDepth`).
  */
 export function parsePopulate (
-  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null, omitUnreadable = false
+  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null, omitUnreadable = false,
+  depth: PopulateDepth = UNLIMITED_POPULATE
 ): PopulateTree {
-  return new PopulateParser(registry, visibility, omitUnreadable).parse(model, raw, [], allowed)
+  return new PopulateParser(registry, visibility, omitUnreadable, depth).parse(model, raw, [], allowed, 1)
 }

@@ -1,30 +1,42 @@
 import qs from 'qs'
-import { ValidationError } from '../errors.js'
+import { overLimit } from './limits.js'
 
 /**
- * Bounds for parsing a query string with `qs`, Strapi's own settings plus a cap on the number of
- * parameters, so a hostile query string costs bounded time and memory.
+ * Bracket nesting `qs` parses (Strapi's setting): deeper brackets are kept as a literal key. It
+ * also bounds the dotted paths of `sort` (`sort=a.b.c...`), which may go as deep as the bracket
+ * form, and `populate` for callers without `limits` (see populate.ts).
+ */
+export const QS_DEPTH = 20
+
+/** The bounds `parseQueryString` checks: `limits.queryLength` and `limits.queryParameters`. */
+export interface QueryStringLimits {
+  queryLength: number
+  queryParameters: number
+}
+
+/**
+ * The `qs` settings for a query string or an urlencoded body, Strapi's own plus the parameter
+ * bound, so a hostile query string costs bounded time and memory.
  * - `strictNullHandling`: `filters[title][$null]` (no `=`) parses to `null`, `x=` to `''`.
  * - `arrayLimit`: an index above it turns the array into an object (`a[150]=x` is `{ '150': 'x' }`).
  * - `depth`: bracket nesting deeper than this is kept as a literal key.
+ * - `parameterLimit`: never reached, as longer inputs are refused first (`checkParameters`).
  */
-export const QS_OPTIONS = {
-  strictNullHandling: true,
-  arrayLimit: 100,
-  depth: 20,
-  parameterLimit: 1000,
-  allowPrototypes: false
-} as const
+export function qsOptions (limits: QueryStringLimits): qs.IParseOptions {
+  return { strictNullHandling: true, arrayLimit: 100, depth: QS_DEPTH, parameterLimit: limits.queryParameters, allowPrototypes: false }
+}
 
 /**
- * The deepest nesting of relations a query may walk, in any form: as deep as qs lets the object
- * form go. The dotted forms (`populate=a.b.c...`, `sort=a.b.c...`) would otherwise nest without
- * bound, each level one more sub-select of the statement.
+ * Refuses more than `limits.queryParameters` parameters, rather than letting `qs` drop the rest
+ * silently. Counted as `qs` splits them, on `&`.
  */
-export const MAX_NESTING = QS_OPTIONS.depth
-
-/** The longest query string accepted; longer ones are a 400 before any parsing. */
-export const MAX_QUERY_LENGTH = 64 * 1024
+export function checkParameters (text: string, limits: QueryStringLimits, what: string): void {
+  let count = 1
+  for (let at = text.indexOf('&'); at !== -1 && count <= limits.queryParameters; at = text.indexOf('&', at + 1)) count++
+  if (count > limits.queryParameters) {
+    throw overLimit('queryParameters', limits.queryParameters, `${what} has more than ${limits.queryParameters} parameters`)
+  }
+}
 
 export type RawQuery = Record<string, unknown>
 
@@ -40,16 +52,17 @@ export function searchOf (url: string): string {
   return at === -1 ? '' : url.slice(at + 1)
 }
 
-/** Parses the query part of a request URL (`/api/articles?...`) into Strapi's nested object form. */
-export function parseQueryString (url: string): RawQuery {
+/**
+ * Parses the query part of a request URL (`/api/articles?...`) into Strapi's nested object form.
+ * A query string longer than `limits.queryLength` characters, or with more than
+ * `limits.queryParameters` parameters, is a 400 `LimitError` before any parsing.
+ */
+export function parseQueryString (url: string, limits: QueryStringLimits): RawQuery {
   const search = searchOf(url)
   if (search === '') return {}
-  if (search.length > MAX_QUERY_LENGTH) {
-    throw new ValidationError(`Query string too long (more than ${MAX_QUERY_LENGTH} characters)`)
+  if (search.length > limits.queryLength) {
+    throw overLimit('queryLength', limits.queryLength, `The query string is longer than ${limits.queryLength} characters`)
   }
-  const parameters = search.split('&').length
-  if (parameters > QS_OPTIONS.parameterLimit) {
-    throw new ValidationError(`Too many query parameters (more than ${QS_OPTIONS.parameterLimit})`)
-  }
-  return qs.parse(search, QS_OPTIONS) as RawQuery
+  checkParameters(search, limits, 'The query string')
+  return qs.parse(search, qsOptions(limits)) as RawQuery
 }

@@ -2,7 +2,7 @@ import { ValidationError } from '../errors.js'
 import { FILE_UID, type ComponentAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { resolveField, splitList } from './fields.js'
-import { MAX_NESTING } from './querystring.js'
+import { QS_DEPTH } from './querystring.js'
 import type { FilterNode } from './filters.js'
 import type { Visibility } from './visibility.js'
 
@@ -53,7 +53,7 @@ interface Reach {
  */
 function resolvePath (model: Model, names: string[], reach: Reach): { path: SortHop[], field: Field } {
   const { registry, visibility } = reach
-  if (names.length > MAX_NESTING + 1) throw new ValidationError(`Invalid sort: deeper than ${MAX_NESTING} levels`)
+  if (names.length > QS_DEPTH + 1) throw new ValidationError(`Invalid sort: deeper than ${QS_DEPTH} levels`)
   const path: SortHop[] = []
   let current = model
   let allowed = reach.allowed

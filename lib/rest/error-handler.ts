@@ -34,6 +34,19 @@ export function toContentApiError (err: unknown): ContentApiError {
   return new InternalServerError()
 }
 
+/**
+ * The envelope as JSON text. Details that cannot be written (a value too deep for
+ * JSON.stringify, which recurses) are left out rather than losing the envelope.
+ */
+function envelopeJson (error: ContentApiError): string {
+  const envelope = error.toEnvelope()
+  try {
+    return JSON.stringify(envelope)
+  } catch {
+    return JSON.stringify({ ...envelope, error: { ...envelope.error, details: {} } })
+  }
+}
+
 export function errorHandler (this: unknown, err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const error = toContentApiError(err)
   if (error instanceof ServiceUnavailableError) {
@@ -43,5 +56,5 @@ export function errorHandler (this: unknown, err: unknown, request: FastifyReque
   } else if (error.status >= 500) {
     request.log.error({ err }, 'content API request failed')
   }
-  reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
+  reply.code(error.status).type('application/json; charset=utf-8').send(envelopeJson(error))
 }

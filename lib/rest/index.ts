@@ -1,15 +1,14 @@
 import type { FastifyInstance } from 'fastify'
-import qs from 'qs'
 import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
-import { QS_OPTIONS } from '../query/querystring.js'
+import { addJsonParser, addUrlencodedParser, namingBodyLimit } from './body-parsers.js'
 import { errorHandler } from './error-handler.js'
 import fastifyJwt from '@fastify/jwt'
 import { authRoutes, type AuthRoutesOptions } from '../auth/routes.js'
 import { registerContentTypeRoutes, type RouteContext } from './routes.js'
 
 export interface RestPluginOptions extends RouteContext {
-  auth: Omit<AuthRoutesOptions, 'access' | 'documents'> & { jwtSecret: string, jwtExpiresIn: string | number }
+  auth: Omit<AuthRoutesOptions, 'access' | 'documents' | 'limits'> & { jwtSecret: string, jwtExpiresIn: string | number }
 }
 
 /**
@@ -18,23 +17,19 @@ export interface RestPluginOptions extends RouteContext {
  * never to the application's own routes.
  */
 export async function restPlugin (app: FastifyInstance, options: RestPluginOptions): Promise<void> {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  // An empty JSON body is "no body" (Strapi answers "Missing data payload"), not a parse error.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') { done(null, undefined); return }
-    parseJson(request, body as string, done)
-  })
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    done(null, qs.parse(body as string, QS_OPTIONS))
-  })
+  const { limits } = options
+  addJsonParser(app, limits)
+  addUrlencodedParser(app, limits)
+  // Fastify's own text/plain parser reads up to the server's bodyLimit: the catch-all below takes it.
+  app.removeContentTypeParser('text/plain')
   // Other bodies reach the handler as text and fail its `data` check with Strapi's message.
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => { done(null, body) })
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_request, body, done) => { done(null, body) })
 
   // Route schemas document the API (OpenAPI); validation is the document service's, which
   // answers with Strapi's messages. Responses are serialised as written.
   app.setValidatorCompiler(() => () => true)
   app.setSerializerCompiler(() => (data) => JSON.stringify(data))
-  app.setErrorHandler(errorHandler)
+  app.setErrorHandler(namingBodyLimit(errorHandler, limits))
   app.setNotFoundHandler(async (_request, reply) => {
     const error = new NotFoundError()
     return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
@@ -50,7 +45,7 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
     verify: { algorithms: ['HS256'], cache: 1000 }
   })
   options.auth.authenticator.useJwt(app.jwt)
-  await authRoutes(app, { ...options.auth, access: options.access, documents: options.documents })
+  await authRoutes(app, { ...options.auth, access: options.access, documents: options.documents, limits })
 
   for (const model of options.registry.contentTypes.values()) {
     if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, options)

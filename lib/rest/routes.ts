@@ -4,7 +4,7 @@ import type { AccessControl, AccessGrant, AccessRequest, ContentAction, AccessSc
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseQueryString, searchOf, type RawQuery } from '../query/index.js'
+import { parseQueryString, searchOf, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
@@ -37,14 +37,17 @@ function payload (body: unknown): Record<string, unknown> {
   return data as Record<string, unknown>
 }
 
-function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any, populate?: unknown } {
-  return { status: query.status, locale: query.locale, fields: query.fields, populate: query.populate }
+/** A write's query string, under the REST bounds like its body (`limits: true`). */
+function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: any, populate?: unknown, limits: true } {
+  return { status: query.status, locale: query.locale, fields: query.fields, populate: query.populate, limits: true }
 }
 
 export interface RouteContext {
   registry: Registry
   access: AccessControl
   documents: (uid: string) => DocumentService
+  /** The bounds on a request's work (the `limits` options). */
+  limits: RequestLimits
 }
 
 /**
@@ -91,7 +94,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('create'),
       schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const query = parseQueryString(request.url)
+        const query = parseQueryString(request.url, ctx.limits)
         const document = await service.create({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
       }
@@ -111,7 +114,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Update a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const query = parseQueryString(request.url)
+        const query = parseQueryString(request.url, ctx.limits)
         const document = await service.update({ documentId, data: payload(request.body), ...writeOptions(query), access: scope(request) })
         if (document === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
@@ -122,7 +125,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Delete a ${model.singularName}`, params: DocumentParamsSchema, response: { 204: Type.Null({ description: 'Deleted (also when nothing matched)' }), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const query = parseQueryString(request.url)
+        const query = parseQueryString(request.url, ctx.limits)
         await service.delete({ documentId, locale: query.locale as string | undefined, access: scope(request) })
         return reply.code(204).send()
       }
@@ -142,7 +145,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('update'),
       schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const query = parseQueryString(request.url)
+        const query = parseQueryString(request.url, ctx.limits)
         const document = await service.upsertSingle({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
         return send(request, reply, 200, singleBody(JSON.stringify(document)))
       }
@@ -151,7 +154,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('delete'),
       schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), ...errors } }),
       handler: async (request, reply) => {
-        const query = parseQueryString(request.url)
+        const query = parseQueryString(request.url, ctx.limits)
         await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request) })
         return reply.code(204).send()
       }

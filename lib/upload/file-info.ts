@@ -1,4 +1,5 @@
 import { ValidationError, type FieldError } from '../errors.js'
+import { checkInputDepth } from '../query/limits.js'
 
 /** What a client may say about an uploaded file (Strapi's `fileInfo`, nothing else). */
 export interface FileInfo {
@@ -12,12 +13,16 @@ const KEYS = new Set(['name', 'alternativeText', 'caption'])
 const fieldError = (path: Array<string | number>, message: string, value?: unknown): FieldError =>
   ({ path, message, name: 'ValidationError', ...(value === undefined ? {} : { value }) })
 
-function parseJson (text: string, path: Array<string | number>): unknown {
+function parseJson (text: string, path: Array<string | number>, maxDepth: number | undefined): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     throw ValidationError.fromFieldErrors([fieldError(path, `${path.join('.')} must be a JSON object`, text)])
   }
+  // Before the checks below, whose errors carry the value back to the client.
+  if (maxDepth !== undefined) checkInputDepth(value, maxDepth, path.join('.'))
+  return value
 }
 
 function checkInfo (value: unknown, path: Array<string | number>): FileInfo {
@@ -43,13 +48,16 @@ function checkInfo (value: unknown, path: Array<string | number>): FileInfo {
  * @example
  * parseFileInfo(['{"name":"a.png"}'], 1) // [{ name: 'a.png' }]
  * parseFileInfo(undefined, 2)           // [{}, {}]
+ *
+ * `maxDepth` (the routes pass `limits.inputDepth`) bounds the nesting of the JSON text fields of
+ * a multipart body, which no body parser has seen.
  */
-export function parseFileInfo (raw: unknown, files: number): FileInfo[] {
+export function parseFileInfo (raw: unknown, files: number, maxDepth?: number): FileInfo[] {
   let value: unknown = raw
   if (Array.isArray(raw) && raw.every((v) => typeof v === 'string')) {
-    value = raw.length === 1 ? parseJson(raw[0], ['fileInfo']) : raw.map((v, i) => parseJson(v, ['fileInfo', i]))
+    value = raw.length === 1 ? parseJson(raw[0], ['fileInfo'], maxDepth) : raw.map((v, i) => parseJson(v, ['fileInfo', i], maxDepth))
   } else if (typeof raw === 'string') {
-    value = parseJson(raw, ['fileInfo'])
+    value = parseJson(raw, ['fileInfo'], maxDepth)
   }
   if (value === undefined || value === null) return Array.from({ length: files }, () => ({}))
   if (Array.isArray(value)) {

@@ -93,7 +93,7 @@ export async function registerUpload (app: FastifyInstance, deps: UploadDeps): P
     log: app.log
   })
   const prefix = `${deps.options.rest.prefix.replace(/\/+$/, '')}/upload`
-  await app.register(uploadRoutes, { prefix, service, access: deps.access, registry: deps.registry, options })
+  await app.register(uploadRoutes, { prefix, service, access: deps.access, registry: deps.registry, options, limits: deps.options.limits })
   if (provider instanceof LocalProvider && options.local.serve) await serveLocalFiles(app, provider.directory, options.local.baseUrl, options.inlineTypes)
   return uploadApi(service, options, deps.registry)
 }

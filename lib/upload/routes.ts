@@ -4,7 +4,9 @@ import { NotFoundError, ValidationError } from '../errors.js'
 import type { AccessControl } from '../auth/access.js'
 import type { QueryParams } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
+import type { RequestLimits } from '../query/limits.js'
 import { parseQueryString, type RawQuery } from '../query/querystring.js'
+import { addJsonParser, namingBodyLimit } from '../rest/body-parsers.js'
 import { errorHandler } from '../rest/error-handler.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo } from './file-info.js'
@@ -17,6 +19,8 @@ export interface UploadRoutesOptions {
   access: AccessControl
   registry: Registry
   options: ResolvedUploadOptions
+  /** The bounds on a request's work: JSON bodies, query strings and `fileInfo` fields. */
+  limits: RequestLimits
 }
 
 /** The content-API permissions of the upload plugin, as Strapi names them. */
@@ -54,19 +58,20 @@ function abandonBody (request: FastifyRequest, reply: FastifyReply): void {
  * /api/upload/files/:id`), in their own encapsulated context: multipart parsing, the body
  * parsers and the error handler apply here only. Answers are bare, not enveloped, as in Strapi.
  */
-export async function uploadRoutes (app: FastifyInstance, { service, access, registry, options }: UploadRoutesOptions): Promise<void> {
+export async function uploadRoutes (app: FastifyInstance, { service, access, registry, options, limits }: UploadRoutesOptions): Promise<void> {
   await app.register(multipart)
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') { done(null, undefined); return }
-    parseJson(request, body as string, done)
-  })
+  addJsonParser(app, limits)
+  // Fastify's own text/plain parser reads up to the server's bodyLimit: the catch-all below takes it.
+  app.removeContentTypeParser('text/plain')
   // Any other body is not an upload: it is never read (the route answers "Files are empty").
   app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
-  app.setErrorHandler(errorHandler)
+  app.setErrorHandler(namingBodyLimit(errorHandler, limits))
   app.setNotFoundHandler(async (_request, reply) => sendJson(reply, 404, new NotFoundError().toEnvelope()))
 
-  const query = (request: FastifyRequest): RawQuery => parseQueryString(request.url)
+  const query = (request: FastifyRequest): RawQuery => parseQueryString(request.url, limits)
+  /** A list's or a file's read, under the REST bounds. */
+  const read = (request: FastifyRequest): QueryParams => ({ ...query(request), limits: true })
+  const fileInfo = (raw: unknown, files: number): ReturnType<typeof parseFileInfo> => parseFileInfo(raw, files, limits.inputDepth)
 
   app.post('/', async (request, reply) => {
     const { id } = query(request)
@@ -76,7 +81,7 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
     const { scope } = await access.check(request, { action: UPLOAD_ACTIONS.upload })
     if (!request.isMultipart()) {
       if (id === undefined) throw new ValidationError('Files are empty')
-      const [info] = parseFileInfo((request.body as { fileInfo?: unknown } | undefined)?.fileInfo, 1)
+      const [info] = fileInfo((request.body as { fileInfo?: unknown } | undefined)?.fileInfo, 1)
       return sendJson(reply, 200, await service.present(await service.updateFileInfo(id, info, scope)))
     }
     const staging = await createStaging(options.tmpDir)
@@ -99,15 +104,15 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
       const { files, fields } = staging
       if (files.length === 0) {
         if (id === undefined) throw new ValidationError('Files are empty')
-        const [info] = parseFileInfo(fields.get('fileInfo'), 1)
+        const [info] = fileInfo(fields.get('fileInfo'), 1)
         return [200, await service.present(await service.updateFileInfo(id, info, scope))]
       }
       if (id !== undefined) {
         if (files.length > 1) throw new ValidationError('Cannot replace a file with multiple ones')
-        const [info] = parseFileInfo(fields.get('fileInfo'), 1)
+        const [info] = fileInfo(fields.get('fileInfo'), 1)
         return [200, await service.present(await service.replace(id, staging, info, scope))]
       }
-      const infos = parseFileInfo(fields.get('fileInfo'), files.length)
+      const infos = fileInfo(fields.get('fileInfo'), files.length)
       const target = parseMediaTarget(registry, { ref: single(fields, 'ref'), refId: single(fields, 'refId'), field: single(fields, 'field') })
       // Linking writes the entry: beyond Strapi, the caller must be allowed to update it, within
       // that grant's fields and conditions.
@@ -119,13 +124,13 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
 
   app.get('/files', async (request, reply) => {
     const grant = await access.check(request, { action: UPLOAD_ACTIONS.find })
-    const records = await service.findMany(query(request) as QueryParams, grant.scope)
+    const records = await service.findMany(read(request), grant.scope)
     return sendJson(reply, 200, await Promise.all(records.map(async (r) => await service.present(r))))
   })
 
   app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
     const grant = await access.check(request, { action: UPLOAD_ACTIONS.findOne })
-    const record = await service.findOne(request.params.id, query(request) as QueryParams, grant.scope)
+    const record = await service.findOne(request.params.id, read(request), grant.scope)
     if (record === null) throw new NotFoundError('file.notFound')
     return sendJson(reply, 200, await service.present(record))
   })

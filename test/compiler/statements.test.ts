@@ -9,8 +9,12 @@ import { seedOracle } from '../fixtures/oracle/seed.js'
 /**
  * "One SQL statement per request": populate, filters through relations, sort through relations,
  * counts and pagination all compile into a single statement, however deep the populate and
- * however many rows come back. The plugin's database is the test database's Kysely wrapped with
- * a plugin that sees every query Kysely executes (raw `sql` included), so nothing can slip past.
+ * however many rows come back. The one exception is `limits.maxRows` (lib/compiler/row-budget.ts):
+ * a REST read whose populate nests more than one level deep, and whose rows the query alone does
+ * not bound, runs its row-budget probe first, as a statement of its own; a one-level populate
+ * checks it inside the read's statement. The plugin's database is the test database's Kysely
+ * wrapped with a plugin that sees every query Kysely executes (raw `sql` included), so nothing
+ * can slip past.
  */
 
 async function buildCounted (t: { teardown (fn: () => Promise<void>): void }): Promise<{ app: FastifyInstance, counter: StatementCounter }> {
@@ -47,7 +51,7 @@ t.test('the counter sees every statement, writes included', async (t) => {
   t.ok(written.every((s) => !isAuthLookup(s)), 'permission lookups are not counted')
 })
 
-t.test('one statement per read request, whatever the populate depth', async (t) => {
+t.test('one read statement per request whatever the populate depth, after the row budget\'s probe for a nested populate', async (t) => {
   const { app, counter } = await buildCounted(t)
 
   const empty = await counter.during(async () => {
@@ -55,7 +59,7 @@ t.test('one statement per read request, whatever the populate depth', async (t) 
     t.equal(res.statusCode, 200)
     t.same(res.json().data, [], 'no article yet')
   })
-  t.equal(empty.length, 1, 'three levels of populate on an empty table: one statement')
+  t.same(empty.map((s) => s.kind), ['SelectQueryNode', 'SelectQueryNode'], 'three levels of populate on an empty table: the probe, then the read')
 
   const seeded = await seedOracle(app)
 
@@ -68,10 +72,17 @@ t.test('one statement per read request, whatever the populate depth', async (t) 
     t.ok(withCategory.length > 0 && withCategory.every((d) => Array.isArray(d.category!.articles)), 'category.articles populated')
     t.ok(withCategory.some((d) => d.category!.articles.some((a) => a.authors.length > 0)), 'and their authors')
   })
-  t.same(deep.map((s) => s.kind), ['SelectQueryNode'], 'three levels of populate over 50 articles: still one statement')
+  t.same(deep.map((s) => s.kind), ['SelectQueryNode', 'SelectQueryNode'], 'three levels of populate over 50 articles: still the probe and one read')
   for (const table of ['articles', 'articles_category_lnk', 'categories', 'articles_authors_lnk', 'authors']) {
-    t.ok(deep[0].tables.includes(table), `that statement reads ${table}`)
+    t.ok(deep[1].tables.includes(table), `the read reads ${table}`)
   }
+  t.ok(deep[0].tables.includes('articles_authors_lnk'), 'the probe counts the authors through their links')
+  t.notOk(deep[0].tables.includes('authors'), 'without reading the authors themselves')
+
+  const bounded = await counter.during(async () => {
+    t.equal((await app.inject('/api/articles?populate[category][populate][articles][limit]=3&pagination[pageSize]=100')).statusCode, 200)
+  })
+  t.equal(bounded.length, 1, 'a nested populate the query bounds (a limit per parent): no probe, one statement')
 
   const one = await counter.during(async () => {
     const res = await app.inject(`/api/articles/${seeded.articles[0]}?populate=*`)
@@ -79,27 +90,28 @@ t.test('one statement per read request, whatever the populate depth', async (t) 
     const data = res.json().data
     for (const key of ['category', 'authors', 'cover', 'seo', 'blocks', 'localizations']) t.ok(key in data, `populate=* renders ${key}`)
   })
-  t.same(one.map((s) => s.kind), ['SelectQueryNode'], 'GET /api/articles/:id?populate=*: one statement')
+  t.same(one.map((s) => s.kind), ['SelectQueryNode'], 'GET /api/articles/:id?populate=*: one statement, the probe inside it')
 
   const single = await counter.during(async () => {
     const res = await app.inject('/api/homepage?populate[featuredArticles][populate]=*')
     t.equal(res.statusCode, 200)
   })
-  t.equal(single.length, 1, 'a single type with nested populate: one statement')
+  t.equal(single.length, 2, 'a single type with nested populate: the probe, then one statement')
 })
 
 t.test('the statement count does not grow with the number of rows', async (t) => {
   const { app, counter } = await buildCounted(t)
   await seedOracle(app)
-  const urls = [
-    (size: number) => `${DEEP}&pagination[pageSize]=${size}`,
-    (size: number) => `/api/articles?populate=*&pagination[pageSize]=${size}`,
-    (size: number) => `/api/articles?populate[authors][sort]=name:desc&populate[authors][limit]=1&populate[category][populate][articles][count]=true&pagination[pageSize]=${size}`,
-    (size: number) => `/api/articles?filters[category][articles][authors][name][$startsWith]=A&filters[seo][metaTitle][$notNull]=true&sort=category.name:desc&pagination[pageSize]=${size}`,
-    (size: number) => `/api/categories?populate[articles][populate][blocks]=true&populate[articles][populate][seo]=true&pagination[pageSize]=${size}`,
-    (size: number) => `/api/articles?populate[blocks][on][shared.quote][fields][0]=text&populate[cover][fields][0]=name&pagination[start]=0&pagination[limit]=${size}&pagination[withCount]=false`
+  // [url, statements]: two where a nested populate without a per-parent limit is probed first.
+  const urls: Array<[(size: number) => string, number]> = [
+    [(size) => `${DEEP}&pagination[pageSize]=${size}`, 2],
+    [(size) => `/api/articles?populate=*&pagination[pageSize]=${size}`, 1],
+    [(size) => `/api/articles?populate[authors][sort]=name:desc&populate[authors][limit]=1&populate[category][populate][articles][count]=true&pagination[pageSize]=${size}`, 1],
+    [(size) => `/api/articles?filters[category][articles][authors][name][$startsWith]=A&filters[seo][metaTitle][$notNull]=true&sort=category.name:desc&pagination[pageSize]=${size}`, 1],
+    [(size) => `/api/categories?populate[articles][populate][blocks]=true&populate[articles][populate][seo]=true&pagination[pageSize]=${size}`, 2],
+    [(size) => `/api/articles?populate[blocks][on][shared.quote][fields][0]=text&populate[cover][fields][0]=name&pagination[start]=0&pagination[limit]=${size}&pagination[withCount]=false`, 1]
   ]
-  for (const url of urls) {
+  for (const [url, statements] of urls) {
     const counts: number[] = []
     for (const size of [1, 10, 100]) {
       counts.push((await counter.during(async () => {
@@ -107,11 +119,11 @@ t.test('the statement count does not grow with the number of rows', async (t) =>
         t.equal(res.statusCode, 200, url(size))
       })).length)
     }
-    t.same(counts, [1, 1, 1], `${url(100)}: one statement for 1, 10 and 100 rows`)
+    t.same(counts, [statements, statements, statements], `${url(100)}: ${statements} statement(s) for 1, 10 and 100 rows`)
   }
 })
 
-t.test('the document service reads in one statement too', async (t) => {
+t.test('the document service reads in one statement too (application code has no row budget unless it asks)', async (t) => {
   const { app, counter } = await buildCounted(t)
   const seeded = await seedOracle(app)
   const articles = app.contentApi.documents('api::article.article')
@@ -124,4 +136,9 @@ t.test('the document service reads in one statement too', async (t) => {
     t.ok(await articles.findOne({ populate: '*', documentId: seeded.articles[0] }))
   })
   t.equal(one.length, 1, 'findOne with populate=*')
+  const limited = await counter.during(async () => {
+    const docs = await articles.findMany({ populate: { category: { populate: { articles: { populate: ['authors'] } } } }, limits: true })
+    t.equal(docs.length, 50)
+  })
+  t.equal(limited.length, 2, 'with `limits: true`, the nested populate is probed first')
 })

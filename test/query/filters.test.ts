@@ -41,7 +41,7 @@ function attempt (raw: unknown): unknown {
   }
 }
 /** Filters as a client writes them in a query string. */
-const fromQuery = (search: string): unknown => parseQueryString(`/api/everythings?${search}`).filters
+const fromQuery = (search: string): unknown => parseQueryString(`/api/everythings?${search}`, { queryLength: 16384, queryParameters: 1000 }).filters
 
 function rejection (raw: unknown): { status: number, name: string, message: string, details: unknown } {
   try {

@@ -1,32 +1,37 @@
 import t from 'tap'
-import { ValidationError } from '../../lib/errors.js'
-import { MAX_QUERY_LENGTH, QS_OPTIONS, parseQueryString } from '../../lib/query/querystring.js'
+import { LimitError } from '../../lib/errors.js'
+import { resolveOptions } from '../../lib/options.js'
+import { parseQueryString, qsOptions } from '../../lib/query/querystring.js'
 
 /**
  * Query-string parsing: Strapi's qs settings (strictNullHandling, arrayLimit 100, depth 20) and
- * our bounds on the number of parameters and the length of the query string.
+ * our bounds on the number of parameters and the length of the query string (`limits`).
  */
 
-const parse = (search: string) => parseQueryString(`/api/articles?${search}`)
+/** The default `limits`, as the plugin resolves them. */
+const LIMITS = resolveOptions({ models: [] }).limits
 
-function rejection (url: string): ValidationError {
+const parse = (search: string) => parseQueryString(`/api/articles?${search}`, LIMITS)
+
+function rejection (url: string, limits = LIMITS): LimitError {
   try {
-    parseQueryString(url)
+    parseQueryString(url, limits)
   } catch (err) {
-    if (err instanceof ValidationError) return err
+    if (err instanceof LimitError) return err
     throw err
   }
   throw new Error('expected the query string to be rejected')
 }
 
 t.test('the settings', async (t) => {
-  t.same(QS_OPTIONS, { strictNullHandling: true, arrayLimit: 100, depth: 20, parameterLimit: 1000, allowPrototypes: false })
-  t.equal(MAX_QUERY_LENGTH, 65536)
+  t.same(qsOptions(LIMITS), { strictNullHandling: true, arrayLimit: 100, depth: 20, parameterLimit: 1000, allowPrototypes: false })
+  t.equal(LIMITS.queryLength, 16384)
+  t.equal(LIMITS.queryParameters, 1000)
 })
 
 t.test('no query string', async (t) => {
-  t.same(parseQueryString('/api/articles'), {})
-  t.same(parseQueryString('/api/articles?'), {})
+  t.same(parseQueryString('/api/articles', LIMITS), {})
+  t.same(parseQueryString('/api/articles?', LIMITS), {})
 })
 
 t.test('brackets, plain or percent-encoded', async (t) => {
@@ -76,20 +81,33 @@ t.test('prototype keys are dropped', async (t) => {
   t.equal(({} as Record<string, unknown>).x, undefined)
 })
 
-t.test('parameterLimit 1000: more parameters are a 400, not a silent truncation', async (t) => {
+t.test('limits.queryParameters: more parameters are a 400 naming the limit, not a silent truncation', async (t) => {
   const params = (n: number) => Array.from({ length: n }, (_, i) => `p${i}=1`).join('&')
   t.equal(Object.keys(parse(params(1000))).length, 1000)
   const error = rejection(`/api/articles?${params(1001)}`)
   t.same(error.toEnvelope(), {
     data: null,
-    error: { status: 400, name: 'ValidationError', message: 'Too many query parameters (more than 1000)', details: {} }
+    error: {
+      status: 400,
+      name: 'ValidationError',
+      message: 'The query string has more than 1000 parameters (limits.queryParameters is 1000)',
+      details: { limit: 'limits.queryParameters', max: 1000 }
+    }
   })
+  t.equal(error.code, 'FCA_ERR_LIMIT')
+  const small = { ...LIMITS, queryParameters: 3 }
+  t.same(Object.keys(parseQueryString('/api/articles?a=1&b=2&c=3', small)), ['a', 'b', 'c'], 'exactly the limit parses')
+  t.same(rejection('/api/articles?a=1&b=2&c=3&d=4', small).details, { limit: 'limits.queryParameters', max: 3 }, 'the configured bound')
 })
 
-t.test('a query string over 64 KiB is a 400 before any parsing', async (t) => {
-  t.same(Object.keys(parse(`a=${'x'.repeat(MAX_QUERY_LENGTH - 2)}`)), ['a'], 'exactly 64 KiB parses')
-  const error = rejection(`/api/articles?a=${'x'.repeat(MAX_QUERY_LENGTH)}`)
+t.test('limits.queryLength: a longer query string is a 400 before any parsing', async (t) => {
+  t.same(Object.keys(parse(`a=${'x'.repeat(LIMITS.queryLength - 2)}`)), ['a'], 'exactly 16 KiB parses')
+  const error = rejection(`/api/articles?a=${'x'.repeat(LIMITS.queryLength)}`)
   t.same(error.toEnvelope().error, {
-    status: 400, name: 'ValidationError', message: 'Query string too long (more than 65536 characters)', details: {}
+    status: 400,
+    name: 'ValidationError',
+    message: 'The query string is longer than 16384 characters (limits.queryLength is 16384)',
+    details: { limit: 'limits.queryLength', max: 16384 }
   })
+  t.same(rejection('/api/articles?title=abcdef', { ...LIMITS, queryLength: 10 }).details, { limit: 'limits.queryLength', max: 10 })
 })

@@ -636,11 +636,27 @@ t.test('query-string bounds answer 400 with the envelope', async (t) => {
   const many = Array.from({ length: 1001 }, (_, i) => `p${i}=1`).join('&')
   t.same(await get(`/api/articles?${many}`), {
     status: 400,
-    body: { data: null, error: { status: 400, name: 'ValidationError', message: 'Too many query parameters (more than 1000)', details: {} } }
+    body: {
+      data: null,
+      error: {
+        status: 400,
+        name: 'ValidationError',
+        message: 'The query string has more than 1000 parameters (limits.queryParameters is 1000)',
+        details: { limit: 'limits.queryParameters', max: 1000 }
+      }
+    }
   })
-  t.same(await get(`/api/articles?filters[title][$eq]=${'x'.repeat(65536)}`), {
+  t.same(await get(`/api/articles?filters[title][$eq]=${'x'.repeat(16384)}`), {
     status: 400,
-    body: { data: null, error: { status: 400, name: 'ValidationError', message: 'Query string too long (more than 65536 characters)', details: {} } }
+    body: {
+      data: null,
+      error: {
+        status: 400,
+        name: 'ValidationError',
+        message: 'The query string is longer than 16384 characters (limits.queryLength is 16384)',
+        details: { limit: 'limits.queryLength', max: 16384 }
+      }
+    }
   })
   const deep = await get(`/api/articles?filters${'[$and][0]'.repeat(15)}[title]=x`)
   t.equal(deep.status, 400, 'nesting past qs depth 20 leaves a literal key, an invalid filter')

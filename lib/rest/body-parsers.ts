@@ -1,0 +1,60 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import qs from 'qs'
+import { PayloadTooLargeError } from '../errors.js'
+import { checkInputDepth, type RequestLimits } from '../query/limits.js'
+import { checkParameters, qsOptions } from '../query/querystring.js'
+
+/**
+ * The JSON body parser of the content API's encapsulated contexts (REST, auth and upload routes):
+ * at most `limits.bodyBytes` bytes are read (Fastify stops reading there and answers 413), and
+ * the parsed value is refused when it nests deeper than `limits.inputDepth`, before anything
+ * walks it. An empty body is "no body" (Strapi answers "Missing data payload"), not a parse error.
+ */
+export function addJsonParser (app: FastifyInstance, limits: RequestLimits): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (request, body, done) => {
+    if (body === '') { done(null, undefined); return }
+    parseJson(request, body as string, (err: Error | null, value?: unknown) => {
+      if (err !== null) { done(err, undefined); return }
+      try {
+        checkInputDepth(value, limits.inputDepth, 'The request body')
+      } catch (limit) {
+        done(limit as Error, undefined)
+        return
+      }
+      done(null, value)
+    })
+  })
+}
+
+/**
+ * Form bodies, parsed as a query string is (`qs`, Strapi's settings): within `limits.bodyBytes`,
+ * `limits.queryParameters` and `limits.inputDepth`.
+ */
+export function addUrlencodedParser (app: FastifyInstance, limits: RequestLimits): void {
+  const options = qsOptions(limits)
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_request, body, done) => {
+    try {
+      checkParameters(body as string, limits, 'The request body')
+      const value = qs.parse(body as string, options)
+      checkInputDepth(value, limits.inputDepth, 'The request body')
+      done(null, value)
+    } catch (err) {
+      done(err as Error, undefined)
+    }
+  })
+}
+
+/**
+ * Fastify's 413 (`FST_ERR_CTP_BODY_TOO_LARGE`) names no limit: an error handler of a context
+ * with these parsers answers this one instead, which names `limits.bodyBytes`.
+ */
+export function namingBodyLimit (
+  handler: (err: unknown, request: FastifyRequest, reply: FastifyReply) => void, limits: RequestLimits
+): (err: unknown, request: FastifyRequest, reply: FastifyReply) => void {
+  return (err, request, reply) => {
+    if ((err as FastifyError | null)?.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') { handler(err, request, reply); return }
+    const max = limits.bodyBytes
+    handler(new PayloadTooLargeError(`The request body is larger than ${max} bytes (limits.bodyBytes is ${max})`, { limit: 'limits.bodyBytes', max }), request, reply)
+  }
+}
