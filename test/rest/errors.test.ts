@@ -94,7 +94,8 @@ t.test('with contentApiServerOptions()', async (t) => {
     await check(t, 'a document id longer than maxParamLength (Fastify: 414)', get(`/api/articles/${MARKER.repeat(30)}`), 404, envelope(404, 'NotFoundError', 'Not Found'))
     await check(t, 'a bad percent-escape (Fastify: FST_ERR_BAD_URL)', get(`/api/articles/%zz${MARKER}`), 400, envelope(400, 'BadRequestError', 'Malformed URL'))
     await check(t, 'a body that is not JSON', post('/api/articles', 'application/json', `{"${MARKER}": x`), 400, envelope(400, 'ValidationError', 'Invalid JSON in the request body'))
-    await check(t, 'a body over bodyLimit', post('/api/articles', 'application/json', `{"data":{"title":"${MARKER.repeat(500)}"}}`), 413, envelope(413, 'PayloadTooLargeError', 'Entity too large'))
+    await check(t, 'a body over limits.bodyBytes', post('/api/articles', 'application/json', `{"data":{"title":"${MARKER.repeat(500)}"}}`), 413,
+      { data: null, error: { status: 413, name: 'PayloadTooLargeError', message: 'The request body is larger than 4096 bytes (limits.bodyBytes is 4096)', details: { limit: 'limits.bodyBytes', max: 4096 } } })
     await check(t, 'a malformed Content-Type (Fastify: 415)', post('/api/articles', MARKER, '{}'), 400, envelope(400, 'ValidationError', 'Unsupported Content-Type'))
     await check(t, 'a query string over Node\'s header limit', get(`/api/articles?q=${MARKER.repeat(2000)}`), 431, envelope(431, 'RequestHeaderFieldsTooLargeError', 'Request Header Fields Too Large'))
     await check(t, 'a header over Node\'s header limit', get('/api/articles', `X-Big: ${MARKER.repeat(2000)}\r\n`), 431, envelope(431, 'RequestHeaderFieldsTooLargeError', 'Request Header Fields Too Large'))
@@ -113,7 +114,7 @@ t.test('with contentApiServerOptions()', async (t) => {
       405, apollo('Apollo Server supports only GET/POST requests.'))
     t.equal(put.headers.allow, 'GET, POST')
     await check(t, 'a body that is not JSON', post('/graphql', 'application/json', `{"query": "${MARKER}`), 400, apollo('Invalid JSON in the request body'))
-    await check(t, 'a body over bodyLimit', post('/graphql', 'application/json', `{"query":"${MARKER.repeat(500)}"}`), 413, apollo('Entity too large'))
+    await check(t, 'a body over limits.bodyBytes', post('/graphql', 'application/json', `{"query":"${MARKER.repeat(500)}"}`), 413, apollo('Entity too large'))
     await check(t, 'a type no parser reads (Fastify: 415)', post('/graphql', 'application/xml', `<${MARKER}/>`), 400, apollo('POST body missing, invalid Content-Type, or JSON object has no keys.'))
     await check(t, 'an empty JSON body', `POST /graphql?${MARKER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
       400, apollo('POST body missing, invalid Content-Type, or JSON object has no keys.'))
