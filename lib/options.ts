@@ -93,7 +93,12 @@ const PoolOptions = Type.Object({
    * The server ends a session left idle inside a transaction this long (its locks are released):
    * an instance that froze or lost the network mid-write. 0 turns it off.
    */
-  idleInTransactionTimeoutMs: Type.Integer({ minimum: 0, default: 30000 })
+  idleInTransactionTimeoutMs: Type.Integer({ minimum: 0, default: 30000 }),
+  /**
+   * PostgreSQL's JIT compilation for the plugin's sessions. Off by default: populate statements
+   * have large select lists whose compiling costs more than running them (docs/operations.md).
+   */
+  jit: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */

@@ -8,6 +8,7 @@ export interface PoolSettings {
   idleTimeoutMs: number
   statementTimeoutMs: number
   idleInTransactionTimeoutMs: number
+  jit: boolean
 }
 
 /** Where the pool reports connections it loses (the Fastify logger). */
@@ -27,12 +28,12 @@ const READ_TIMEOUT = 'Query read timeout'
 const READ_GRACE_MS = 1000
 
 /**
- * The `pg.Pool` settings for the plugin's own pool: the timeouts travel as startup parameters, so
- * every session has them from its first statement (PgBouncer needs them in
+ * The `pg.Pool` settings for the plugin's own pool: the timeouts (and `jit`) travel as startup
+ * parameters, so every session has them from its first statement (PgBouncer needs them in
  * `ignore_startup_parameters`, see docs/operations.md).
  */
 export function poolConfig (base: pg.PoolConfig, settings: PoolSettings): pg.PoolConfig {
-  return {
+  const config: pg.PoolConfig = {
     ...base,
     max: settings.size,
     // Bounds both opening a connection and waiting for a free one (pg-pool uses it for both).
@@ -43,6 +44,26 @@ export function poolConfig (base: pg.PoolConfig, settings: PoolSettings): pg.Poo
       : {}),
     ...(settings.idleInTransactionTimeoutMs > 0 ? { idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs } : {})
   }
+  return settings.jit ? config : withStartupOption(config, '-c jit=off')
+}
+
+/**
+ * Adds a `-c name=value` to the session's startup `options`, after those already given. pg lets
+ * an `options` parameter of the connection string override the config's, so one found there is
+ * moved into the config first, where both are kept.
+ */
+function withStartupOption (config: pg.PoolConfig, option: string): pg.PoolConfig {
+  let { connectionString, options } = config
+  if (connectionString !== undefined && /^postgres(ql)?:/.test(connectionString)) {
+    const url = new URL(connectionString)
+    const fromString = url.searchParams.get('options')
+    if (fromString !== null) {
+      url.searchParams.delete('options')
+      connectionString = url.toString()
+      options = fromString
+    }
+  }
+  return { ...config, connectionString, options: options === undefined || options === '' ? option : `${options} ${option}` }
 }
 
 /**

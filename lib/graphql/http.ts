@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import { ContentApiError, type LimitError } from '../errors.js'
 import { httpErrorBody, limitError, NO_BODY_MESSAGE } from './errors.js'
-import { deeperThan, scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
+import { nestedDeeperThan } from '../query/limits.js'
+import { scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
 import type { ResolvedGraphqlOptions } from './options.js'
 import { sendSandbox } from './sandbox.js'
 
@@ -77,7 +78,7 @@ function inputProblem (operations: readonly unknown[], queryString: boolean, max
       tokens += scan.tokens
       if (tokens > maxTokens) return { error: tooManyTokens(maxTokens), code: 'GRAPHQL_PARSE_FAILED' }
     }
-    if (deeperThan(queryString ? parsedVariables(variables) : variables, inputDepth)) return { error: tooDeep('variables', inputDepth), code: 'BAD_USER_INPUT' }
+    if (nestedDeeperThan(queryString ? parsedVariables(variables) : variables, inputDepth)) return { error: tooDeep('variables', inputDepth), code: 'BAD_USER_INPUT' }
   }
   return null
 }

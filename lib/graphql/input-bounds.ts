@@ -51,20 +51,6 @@ export function tooManyTokens (max: number): LimitError {
   return new LimitError(`The GraphQL document has more than ${max} tokens, the most graphql.maxTokens allows`, { limit: 'graphql.maxTokens', max })
 }
 
-/** Whether a parsed JSON value nests objects and arrays more than `max` deep (`{}` is 1 deep). */
-export function deeperThan (value: unknown, max: number): boolean {
-  const stack: Array<{ value: unknown, depth: number }> = [{ value, depth: 1 }]
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!
-    if (typeof current !== 'object' || current === null) continue
-    if (depth > max) return true
-    for (const child of Array.isArray(current) ? current : Object.values(current)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 })
-    }
-  }
-  return false
-}
-
 export function tooDeep (what: 'document' | 'variables', max: number): LimitError {
   return new LimitError(`The GraphQL ${what} nest${what === 'document' ? 's' : ''} deeper than ${max} levels, the most limits.inputDepth allows`, { limit: 'limits.inputDepth', max })
 }

@@ -118,8 +118,13 @@ t.test('a Kysely of the application\'s with a statement_timeout: sync is exempt,
 t.test('the settings reach every session; db.max is still the pool size', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
   const { app } = await startApp(t, { db: { connectionString: scratch.url(), max: 2 }, pool: { statementTimeoutMs: 1500, idleInTransactionTimeoutMs: 2500 } })
-  const { rows } = await sql<{ s: string, i: string }>`select current_setting('statement_timeout') as s, current_setting('idle_in_transaction_session_timeout') as i`.execute(app.contentApi.db)
-  t.same(rows[0], { s: '1500ms', i: '2500ms' })
+  const { rows } = await sql<{ s: string, i: string, jit: string }>`select current_setting('statement_timeout') as s, current_setting('idle_in_transaction_session_timeout') as i, current_setting('jit') as jit`.execute(app.contentApi.db)
+  t.same(rows[0], { s: '1500ms', i: '2500ms', jit: 'off' }, 'the timeouts, and JIT off beside the connection string\'s own options')
+  t.equal((await app.inject('/api/posts')).statusCode, 200, 'the connection string\'s search_path holds too')
   await Promise.all(Array.from({ length: 6 }, async () => await sql`select pg_sleep(0.1)`.execute(app.contentApi.db)))
   t.equal(await scratch.backends(), 2, 'six concurrent statements on two connections (db.max)')
+
+  const { app: jitOn } = await startApp(t, { db: scratch.url(), pool: { jit: true } })
+  const jit = await sql<{ jit: string }>`select current_setting('jit') as jit`.execute(jitOn.contentApi.db)
+  t.equal(jit.rows[0].jit, 'on', 'pool.jit: true leaves the server\'s setting')
 })
