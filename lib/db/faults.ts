@@ -23,7 +23,11 @@
  *   same request sent again will very likely succeed: 503 with `Retry-After` is the answer HTTP
  *   clients and proxies know to retry.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '57014', '53300', '25P03', '55P03', '40001', '40P01'])
+const LOST_RACE_SQLSTATES = new Set(['40001', '40P01'])
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '57014', '53300', '25P03', '55P03', ...LOST_RACE_SQLSTATES])
+
+/** Whether a SQLSTATE says the transaction lost a race and was rolled back whole (see above). */
+export const isLostRace = (code: string): boolean => LOST_RACE_SQLSTATES.has(code)
 
 /** Node's socket and DNS errors on the way to the server (refused, reset, unreachable, not resolved). */
 const SOCKET_CODES = new Set([

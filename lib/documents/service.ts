@@ -142,18 +142,18 @@ type Shape = Pick<FindSpec, 'fields' | 'populate' | 'maxRows'>
 const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
 
 /**
- * Runs a read's row-budget probe when it has one of its own (compileRowProbe), and refuses the
- * read when it would return more than `maxRows` rows: the read itself never runs then.
+ * Runs a read under its row budget (lib/compiler/row-budget.ts): its probe first when it has one
+ * of its own, refusing past `max` before the read runs; then the read, refused past `max` when it
+ * counted its rows inline (it rendered nothing then). Without `max`, just the read.
  */
-async function checkProbe (db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined): Promise<void> {
-  if (probe === null || max === undefined) return
-  const { rows } = await db.executeQuery(probe)
-  if (rows[0].n > max) throw tooManyRows(max)
-}
-
-/** A read that checked its row budget inline selects the rows it counted: past `maxRows`, it rendered nothing. */
-function checkRows (row: { rows?: number } | undefined, max: number | undefined): void {
-  if (max !== undefined && row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+async function withinRows<R extends { rows?: number } | undefined> (
+  db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined, read: () => Promise<R>
+): Promise<R> {
+  if (max === undefined) return await read()
+  if (probe !== null && (await db.executeQuery(probe)).rows[0].n > max) throw tooManyRows(max)
+  const row = await read()
+  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+  return row
 }
 
 /**
@@ -205,27 +205,24 @@ export class DocumentService {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
     const { start, limit } = tree.pagination
-    await checkProbe(this.#ctx.db, this.#probe(tree, bounded ? { start, limit } : { start: 0, limit: null }), tree.maxRows)
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, ...(bounded ? { start, limit } : {}) }, this.#ctx.compile).executeTakeFirstOrThrow()
-    checkRows(row, tree.maxRows)
+    const row = await withinRows(this.#ctx.db, this.#probe(tree, bounded ? { start, limit } : { start: 0, limit: null }), tree.maxRows,
+      async () => await compileFindMany(this.#ctx.db, this.model, { ...tree, ...(bounded ? { start, limit } : {}) }, this.#ctx.compile).executeTakeFirstOrThrow())
     return JSON.parse(row.data) as Document[]
   }
 
   /** The first matching document (in `sort` order, then by id), or null. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
     const tree = this.#tree(params, true)
-    await checkProbe(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows)
-    const row = await compileFindMany(this.#ctx.db, this.model, { ...tree, limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow()
-    checkRows(row, tree.maxRows)
+    const row = await withinRows(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows,
+      async () => await compileFindMany(this.#ctx.db, this.model, { ...tree, limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow())
     return (JSON.parse(row.data) as Document[])[0] ?? null
   }
 
   /** The document with this documentId in the requested status and locale, or null. */
   async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
     const tree = this.#tree(params, false)
-    await checkProbe(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows)
-    const row = await compileFindOne(this.#ctx.db, this.model, tree, params.documentId, this.#ctx.compile).executeTakeFirst()
-    checkRows(row, tree.maxRows)
+    const row = await withinRows(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows,
+      async () => await compileFindOne(this.#ctx.db, this.model, tree, params.documentId, this.#ctx.compile).executeTakeFirst())
     // Checked inline, a missing document is a row whose data is null.
     return row?.data == null ? null : JSON.parse(row.data) as Document
   }
@@ -247,10 +244,8 @@ export class DocumentService {
       const { start, limit } = tree.pagination
       return { query: compileFindPage(this.#ctx.db, this.model, spec, this.#ctx.compile).compile(), probe: this.#probe(spec, { start, limit }), pagination: tree.pagination }
     })
-    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
-    const { rows } = await this.#ctx.db.executeQuery(read.query)
-    checkRows(rows[0], this.#ctx.bounds.maxRows)
-    return { json: rows[0].data, pagination: paginationMeta(read.pagination!, rows[0].total ?? null) }
+    const row = await withinRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows, async () => (await this.#ctx.db.executeQuery(read.query)).rows[0])
+    return { json: row.data, pagination: paginationMeta(read.pagination!, row.total ?? null) }
   }
 
   /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
@@ -260,10 +255,8 @@ export class DocumentService {
       const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
       return { query: compileFindOne(this.#ctx.db, this.model, spec, documentId, this.#ctx.compile).compile(), probe: this.#probe(spec, { documentId }), pagination: null }
     })
-    await checkProbe(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows)
-    const { rows } = await this.#ctx.db.executeQuery(read.query)
-    checkRows(rows[0], this.#ctx.bounds.maxRows)
-    return rows[0]?.data ?? null
+    const row = await withinRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows, async () => (await this.#ctx.db.executeQuery(read.query)).rows[0])
+    return row?.data ?? null
   }
 
   /** REST reads: a client's query string, under every bound of `limits`. */
@@ -717,9 +710,8 @@ export class DocumentService {
       filters: null,
       sort: []
     }
-    await checkProbe(trx, this.#probe(spec, { documentId }, trx), shape.maxRows)
-    const row = await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirstOrThrow()
-    checkRows(row, shape.maxRows)
+    const row = await withinRows(trx, this.#probe(spec, { documentId }, trx), shape.maxRows,
+      async () => await compileFindOne(trx, this.model, spec, documentId, this.#ctx.compile).executeTakeFirstOrThrow())
     return JSON.parse(row.data) as Document
   }
 

@@ -1,3 +1,4 @@
+import { isLostRace } from '../db/faults.js'
 import { VERSION_INDEX_SUFFIX } from '../db/naming.js'
 import { ServiceUnavailableError } from '../errors.js'
 
@@ -12,7 +13,7 @@ import { ServiceUnavailableError } from '../errors.js'
 export function isWriteConflict (err: unknown): boolean {
   const e = err as { code?: unknown, constraint?: unknown } | null
   if (typeof e?.code !== 'string') return false
-  return e.code === '40P01' || e.code === '40001' ||
+  return isLostRace(e.code) ||
     (e.code === '23505' && typeof e.constraint === 'string' && e.constraint.endsWith(VERSION_INDEX_SUFFIX))
 }
 

@@ -11,7 +11,7 @@ import { operationSizes } from './operation-size.js'
 export function depthLimitRule (max: number): ValidationRule {
   return (context: ValidationContext): ASTVisitor => ({
     OperationDefinition (node) {
-      if (operationSizes(context.getDocument()).of(node.selectionSet).depth > max) {
+      if (operationSizes(context.getDocument()).operation(node).depth > max) {
         context.reportError(new GraphQLError(`'${node.name?.value ?? ''}' exceeds maximum operation depth of ${max}`, { nodes: [node] }))
       }
     }

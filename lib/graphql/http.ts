@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import { ContentApiError, type LimitError } from '../errors.js'
+import { documented } from '../route-schema.js'
 import { httpErrorBody, limitError, NO_BODY_MESSAGE } from './errors.js'
 import { nestedDeeperThan } from '../query/limits.js'
 import { scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
@@ -142,7 +143,7 @@ export function methodNotAllowed (app: FastifyInstance, endpoint: string): void 
   app.route({
     method: ['PUT', 'PATCH', 'DELETE'],
     url: endpoint,
-    schema: { hide: true } as any,
+    schema: documented({ hide: true }),
     handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(httpErrorBody(BAD_METHOD))
   })
 }

@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
 
 /** The size of a selection set with its fragments expanded where they are spread. */
 export interface Size {
@@ -29,11 +29,22 @@ const EMPTY: Size = { depth: 0, selections: 0, aliases: 0 }
 export class OperationSizes {
   readonly #fragments = new Map<string, FragmentDefinitionNode>()
   readonly #sizes = new Map<string, Size>()
+  readonly #operations = new Map<OperationDefinitionNode, Size>()
 
   constructor (document: DocumentNode) {
     for (const definition of document.definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) this.#fragments.set(definition.name.value, definition)
     }
+  }
+
+  /** An operation's size, measured once for every validation rule that reads it (depth, aliases, selections). */
+  operation (node: OperationDefinitionNode): Size {
+    let size = this.#operations.get(node)
+    if (size === undefined) {
+      size = this.of(node.selectionSet)
+      this.#operations.set(node, size)
+    }
+    return size
   }
 
   of (selectionSet: SelectionSetNode): Size {

@@ -22,7 +22,7 @@ const named = (node: OperationDefinitionNode): string => node.name === undefined
 export function selectionLimitsRule (limits: SelectionLimits): ValidationRule {
   return (context: ValidationContext): ASTVisitor => ({
     OperationDefinition (node) {
-      const size = operationSizes(context.getDocument()).of(node.selectionSet)
+      const size = operationSizes(context.getDocument()).operation(node)
       const refuse = (what: string, limit: string, max: number): void => {
         const message = `${named(node)} has more than ${max} ${what} (fragments counted where they are spread), the most ${limit} allows`
         context.reportError(new GraphQLError(message, { nodes: [node], originalError: new LimitError(message, { limit, max }) }))

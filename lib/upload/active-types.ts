@@ -1,4 +1,4 @@
-import { matchesType } from './file-type.js'
+import { typeMatcher } from './file-type.js'
 
 /**
  * Types a browser runs, or renders with script, when it opens a file: served as an attachment
@@ -70,9 +70,16 @@ export function isActiveType (type: string): boolean {
 }
 
 /**
- * How a file of `type` is served: `attachment` for an active type, unless one of the
- * `inlineTypes` patterns (`image/svg+xml`, `image/*`) lets it be shown inline.
+ * How files are served under `inlineTypes`, its patterns compiled once (at start-up, not per
+ * file): `attachment` for an active type, unless one of the patterns (`image/svg+xml`, `image/*`)
+ * lets it be shown inline.
  */
+export function dispositionFor (inlineTypes: readonly string[]): (type: string) => 'inline' | 'attachment' {
+  const inline = typeMatcher(inlineTypes)
+  return (type) => isActiveType(type) && !inline(mimeEssence(type)) ? 'attachment' : 'inline'
+}
+
+/** How a file of `type` is served under `inlineTypes` (see `dispositionFor`). */
 export function dispositionOf (type: string, inlineTypes: readonly string[]): 'inline' | 'attachment' {
-  return isActiveType(type) && !matchesType(mimeEssence(type), inlineTypes) ? 'attachment' : 'inline'
+  return dispositionFor(inlineTypes)(type)
 }

@@ -87,11 +87,22 @@ export async function detectType (path: string, name: string, ext: string, decla
   return { ext, mime: expected === false ? UNKNOWN_TYPE : expected }
 }
 
+/**
+ * A test of MIME types against the patterns of the options (`image/*`), compiled once: each `*`
+ * stands for any run of characters (patterns come from the options, not clients).
+ */
+export function typeMatcher (patterns: readonly string[]): (type: string) => boolean {
+  const escape = (text: string): string => text.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')
+  const compiled = patterns.map((pattern) => new RegExp(`^${pattern.toLowerCase().split('*').map(escape).join('.*')}$`))
+  return (type) => {
+    const lower = type.toLowerCase()
+    return compiled.some((pattern) => pattern.test(lower))
+  }
+}
+
 /** Whether a MIME type matches one of the patterns of the options (`image/*`). */
 export function matchesType (type: string, patterns: readonly string[]): boolean {
-  const escape = (text: string): string => text.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')
-  // `image/*`: each `*` stands for any run of characters (patterns come from the options, not clients).
-  return patterns.some((pattern) => new RegExp(`^${pattern.toLowerCase().split('*').map(escape).join('.*')}$`).test(type.toLowerCase()))
+  return typeMatcher(patterns)(type)
 }
 
 /** Strapi's `security` rule: a denied pattern refuses, and with an allow-list only its patterns pass. */

@@ -2,7 +2,7 @@ import { basename, extname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import fastifyStatic from '@fastify/static'
 import mime from 'mime-types'
-import { dispositionOf } from './active-types.js'
+import { dispositionFor } from './active-types.js'
 import { contentDisposition } from './content-disposition.js'
 import { typeOfExtension } from './file-type.js'
 
@@ -30,10 +30,11 @@ const RUNNING_DESTINATIONS = new Set(['script', 'worker', 'sharedworker', 'servi
  * decoration). No directory listing, no index files, no dotfiles (uploads in progress are
  * hidden `.part` files). A file is served with the type of its extension as the upload module
  * records it (./file-type.ts), and an active type (./active-types.ts) as an attachment unless
- * `inlineTypes` allows it inline, and never to a script or a worker. The directory is created by the first upload, not here: an
- * application that never uploads leaves no empty folder behind.
+ * `inlineTypes` allows it inline, and never to a script or a worker. The directory is created
+ * by the first upload, not here: an application that never uploads leaves no empty folder behind.
  */
 export async function serveLocalFiles (app: FastifyInstance, directory: string, baseUrl: string, inlineTypes: readonly string[]): Promise<void> {
+  const dispositionOf = dispositionFor(inlineTypes)
   await app.register(async (files) => {
     files.addHook('onRequest', async (request, reply) => {
       // On the request, not the file: a 404 or a 304 under `baseUrl` carries them too.
@@ -41,7 +42,7 @@ export async function serveLocalFiles (app: FastifyInstance, directory: string, 
       const destination = request.headers['sec-fetch-dest']
       if (typeof destination !== 'string' || !RUNNING_DESTINATIONS.has(destination)) return
       const path = (request.params as { '*'?: string })['*'] ?? ''
-      if (dispositionOf(typeOfExtension(extname(path)), inlineTypes) === 'attachment') return await reply.code(403).send()
+      if (dispositionOf(typeOfExtension(extname(path))) === 'attachment') return await reply.code(403).send()
     })
     await files.register(fastifyStatic, {
       root: directory,
@@ -55,7 +56,7 @@ export async function serveLocalFiles (app: FastifyInstance, directory: string, 
         const type = typeOfExtension(extname(path))
         reply.header('content-type', mime.contentType(type) || type)
         // Stored names are `<hash><ext>`: letters, digits, `_`, `-` and `.` only.
-        if (dispositionOf(type, inlineTypes) === 'attachment') reply.header('content-disposition', contentDisposition('attachment', basename(path)))
+        if (dispositionOf(type) === 'attachment') reply.header('content-disposition', contentDisposition('attachment', basename(path)))
       }
     })
   })

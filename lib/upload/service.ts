@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { AccessScope } from '../auth/access.js'
 import type { Document, DocumentService, QueryParams } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
-import { dispositionOf } from './active-types.js'
+import { dispositionFor } from './active-types.js'
 import { attachFiles, checkAttachable, checkEntry, checkLinkField, type EntryGuard, type MediaTarget } from './attach.js'
 import { contentDisposition as disposition } from './content-disposition.js'
 import { UploadError } from './errors.js'
@@ -97,10 +97,13 @@ export interface UploadServiceDeps {
 export class UploadService {
   readonly provider: UploadProvider
   readonly #deps: UploadServiceDeps
+  /** How a stored file is to be served (`upload.inlineTypes`). */
+  readonly #disposition: (type: string) => 'inline' | 'attachment'
 
   constructor (deps: UploadServiceDeps) {
     this.provider = deps.provider
     this.#deps = deps
+    this.#disposition = dispositionFor(deps.options.inlineTypes)
   }
 
   /** Everything that can refuse a file, before anything is stored. */
@@ -124,7 +127,7 @@ export class UploadService {
   /** Stores a prepared file and its formats; returns the record's storage fields. */
   async #store (file: PreparedFile, rollback: Rollback): Promise<Record<string, unknown>> {
     const { provider } = this
-    const attachment = dispositionOf(file.mime, this.#deps.options.inlineTypes) === 'attachment'
+    const attachment = this.#disposition(file.mime) === 'attachment'
     const put = async (hash: string, name: string, path: string, size: number): Promise<{ url: string, provider_metadata: Record<string, unknown> | null }> => {
       const key = storageKey({ hash, ext: file.ext })
       const contentDisposition = attachment ? disposition('attachment', name) : undefined

@@ -124,6 +124,14 @@ t.test('the settings reach every session; db.max is still the pool size', { skip
   await Promise.all(Array.from({ length: 6 }, async () => await sql`select pg_sleep(0.1)`.execute(app.contentApi.db)))
   t.equal(await scratch.backends(), 2, 'six concurrent statements on two connections (db.max)')
 
+  // `options` given in the config rather than in the connection string: kept beside jit = off.
+  const plain = new URL(scratch.url())
+  plain.searchParams.delete('options')
+  const { app: configOptions } = await startApp(t, { db: { connectionString: plain.toString(), options: `-c search_path=${scratch.schema}` } as any })
+  const fromConfig = await sql<{ jit: string }>`select current_setting('jit') as jit`.execute(configOptions.contentApi.db)
+  t.equal(fromConfig.rows[0].jit, 'off', 'JIT off beside the config\'s own options')
+  t.equal((await configOptions.inject('/api/posts')).statusCode, 200, 'the config\'s search_path holds too')
+
   const { app: jitOn } = await startApp(t, { db: scratch.url(), pool: { jit: true } })
   const jit = await sql<{ jit: string }>`select current_setting('jit') as jit`.execute(jitOn.contentApi.db)
   t.equal(jit.rows[0].jit, 'on', 'pool.jit: true leaves the server\'s setting')
