@@ -7,7 +7,7 @@ import {
   compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, scopedRows, type CompileOptions, type FindSpec
 } from '../compiler/find.js'
 import {
-  checkInputDepth, overLimit, paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
+  checkInputDepth, paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
   type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type RequestLimits, type Status
 } from '../query/index.js'
 import type { AccessScope } from '../auth/access.js'
@@ -28,6 +28,7 @@ import { writeComponentAttribute } from './write-components.js'
 import { writeMedia } from './write-media.js'
 import { writeRelation, type VisibleDocuments, type WrittenRow } from './write-relations.js'
 import { validateInput } from './validate-input.js'
+import { withinRows } from './within-rows.js'
 
 /** A document as the API returns it: `id`, `documentId`, attributes, timestamps, `locale`. */
 export type Document = Record<string, unknown> & { id: number, documentId: string }
@@ -138,23 +139,6 @@ interface PreparedWrite {
 
 /** What a read or a write renders: its fields and populate, and with `limits` its `maxRows`. */
 type Shape = Pick<FindSpec, 'fields' | 'populate' | 'maxRows'>
-
-const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
-
-/**
- * Runs a read under its row budget (lib/compiler/row-budget.ts): its probe first when it has one
- * of its own, refusing past `max` before the read runs; then the read, refused past `max` when it
- * counted its rows inline (it rendered nothing then). Without `max`, just the read.
- */
-async function withinRows<R extends { rows?: number } | undefined> (
-  db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined, read: () => Promise<R>
-): Promise<R> {
-  if (max === undefined) return await read()
-  if (probe !== null && (await db.executeQuery(probe)).rows[0].n > max) throw tooManyRows(max)
-  const row = await read()
-  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
-  return row
-}
 
 /**
  * The one path through which REST, GraphQL and application code read and write documents of a

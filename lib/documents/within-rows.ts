@@ -1,0 +1,19 @@
+import type { CompiledQuery, Kysely } from 'kysely'
+import { overLimit } from '../query/index.js'
+
+const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
+
+/**
+ * Runs a read under its row budget (lib/compiler/row-budget.ts): its probe first when it has one
+ * of its own, refusing past `max` before the read runs; then the read, refused past `max` when it
+ * counted its rows inline (it rendered nothing then). Without `max`, just the read.
+ */
+export async function withinRows<R extends { rows?: number } | undefined> (
+  db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined, read: () => Promise<R>
+): Promise<R> {
+  if (max === undefined) return await read()
+  if (probe !== null && (await db.executeQuery(probe)).rows[0].n > max) throw tooManyRows(max)
+  const row = await read()
+  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+  return row
+}
