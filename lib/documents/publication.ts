@@ -3,7 +3,7 @@ import { compileFindOne, type CompileOptions, type FindSpec } from '../compiler/
 import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseLocale, type LocaleSettings } from '../query/index.js'
+import { parseLocale, type LocaleSettings, type Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { validateInput } from './validate-input.js'
 import { copyRowAssociations, mirrorIncomingLinks } from './versions.js'
@@ -17,6 +17,15 @@ export interface VersionContext {
   registry: Registry
   compile: CompileOptions
   i18n: LocaleSettings
+}
+
+/**
+ * Whether a write goes to the draft only (`status: 'draft'` on a draft & publish type): it is
+ * validated with Strapi's draft rules, which let required values wait until publication, and
+ * its unique values are checked against other drafts.
+ */
+export function draftOnly (model: ContentType, status: Status): boolean {
+  return model.draftAndPublish && status === 'draft'
 }
 
 /**
@@ -69,6 +78,26 @@ export async function publishVersion (
       .where('o.document_id', '=', documentId).where('o.locale', '<>', locale).where('o.published_at', 'is not', null)
       .execute()
   }
+}
+
+/**
+ * Discards a draft's edits: the draft row takes the published row's values (its timestamps
+ * included) and a copy of its relations, components and media. Both rows keep their ids.
+ *
+ * ```sql
+ * update "articles" as d set "title" = p."title", ..., "updated_at" = p."updated_at" from "articles" as p where d.id = $1 and p.id = $2;
+ * delete from "articles_tags_lnk" where "article_id" = $1;
+ * insert into "articles_tags_lnk" ("article_id", "tag_id", ...) select $1, "tag_id", ... from "articles_tags_lnk" where "article_id" = $2 order by id
+ * ```
+ */
+export async function revertDraft (
+  trx: Transaction<any>, model: ContentType, ctx: VersionContext, pair: { draft: number, published: number }
+): Promise<void> {
+  const columns = [...model.fields.values()].filter((f) => !f.system || f.name === 'createdAt' || f.name === 'updatedAt').map((f) => f.column)
+  await trx.updateTable(`${model.tableName} as d`).from(`${model.tableName} as p`)
+    .set(Object.fromEntries(columns.map((c) => [c, sql.ref(`p.${c}`)])))
+    .where('d.id', '=', pair.draft).where('p.id', '=', pair.published).execute()
+  await copyRowAssociations(trx, ctx.registry, model, pair.published, pair.draft)
 }
 
 /**

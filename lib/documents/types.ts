@@ -1,0 +1,111 @@
+import type { CompiledQuery, Kysely } from 'kysely'
+import type { AccessScope } from '../auth/access.js'
+import type { LruCache } from '../compiler/cache.js'
+import type { CompileOptions, FindSpec } from '../compiler/find.js'
+import type { Association } from '../model/associations.js'
+import type { Registry } from '../model/registry.js'
+import type { LocaleSettings, PaginationLimits, QueryTree, RequestLimits, Status } from '../query/index.js'
+import type { VisibleDocuments } from './write-relations.js'
+
+/**
+ * The types the document service's modules share: what application code passes and gets back
+ * (re-exported by service.ts and lib/index.ts), and what one write carries from its preparation
+ * into its transaction.
+ */
+
+/** A document as the API returns it: `id`, `documentId`, attributes, timestamps, `locale`. */
+export type Document = Record<string, unknown> & { id: number, documentId: string }
+
+/** Strapi's document-service parameters, as application code passes them. */
+export interface QueryParams {
+  fields?: string | string[]
+  /** Related attributes to include, in any of Strapi's populate forms. */
+  populate?: unknown
+  /** Strapi's filter object, e.g. `{ views: { $gt: 100 }, $or: [...] }`. */
+  filters?: Record<string, unknown> | Array<Record<string, unknown>>
+  sort?: string | string[] | Record<string, 'asc' | 'desc'> | Array<Record<string, 'asc' | 'desc'>>
+  status?: Status
+  locale?: string
+  /** Page or offset window; without it `findMany` returns every match. */
+  pagination?: { page?: number, pageSize?: number } | { start?: number, limit?: number }
+  page?: number
+  pageSize?: number
+  start?: number
+  limit?: number
+  /** The caller's limits from the access check (REST and GraphQL pass them; application code need not). */
+  access?: AccessScope
+  /**
+   * `populate` leaves out relations to types the caller may not read instead of refusing them
+   * with a 400 (Strapi's users routes sanitise their query so). Only with `access`.
+   */
+  omitUnreadable?: boolean
+  /**
+   * Apply the plugin's `limits` (docs/operations.md) to this call, as the REST routes do:
+   * `inputDepth`, `populateDepth` and `maxRows`, each a 400 `LimitError` past its bound.
+   * Application code is unbounded unless it asks.
+   */
+  limits?: boolean
+}
+
+export interface WriteParams {
+  data: Record<string, unknown>
+  status?: Status
+  locale?: string
+  /** What the returned document shows, as in reads. */
+  fields?: string | string[]
+  populate?: unknown
+  access?: AccessScope
+  /**
+   * Values the application sets itself (a default role, a provider), written with `data` but not
+   * the caller's: neither its field limits nor its reach through relations apply to them. Its
+   * row-level conditions still hold for the document written.
+   */
+  trusted?: Record<string, unknown>
+  /**
+   * Apply the plugin's `limits` to this write, as the REST routes do: the nesting of `data`
+   * (`inputDepth`), and the response's `populate` (`populateDepth`, `maxRows`: a response over
+   * it rolls the write back).
+   */
+  limits?: boolean
+}
+
+export interface ServiceContext {
+  db: Kysely<any>
+  /** Compiled REST reads by content type, query string and access scope (see lib/compiler/cache.ts). */
+  queries: LruCache<string, CachedRead>
+  registry: Registry
+  limits: PaginationLimits
+  /** The `limits` options: applied to REST reads, and to calls that ask (`limits: true`). */
+  bounds: RequestLimits
+  i18n: LocaleSettings
+  compile: CompileOptions
+}
+
+/** A compiled read and what its response needs besides the rows. */
+export interface CachedRead {
+  query: CompiledQuery<{ data: string, total?: number | null, rows?: number }>
+  /** The row budget's probe when it runs as a statement of its own, first (see lib/compiler/row-budget.ts). */
+  probe: CompiledQuery<{ n: number }> | null
+  pagination: QueryTree['pagination'] | null
+}
+
+/**
+ * One association of a write with its input (parsed, for relations) and, for a relation whose
+ * target the caller sees only in part (row-level conditions), which of its documents it sees.
+ */
+export type AssociationWrite = [association: Association, input: unknown, visible: VisibleDocuments | null]
+
+/** What a read or a write renders: its fields and populate, and with `limits` its `maxRows`. */
+export type Shape = Pick<FindSpec, 'fields' | 'populate' | 'maxRows'>
+
+/** A write validated and ready for its transaction. */
+export interface PreparedWrite {
+  shape: Shape
+  data: Record<string, unknown>
+  status: Status
+  locale: string | null
+  values: Record<string, unknown>
+  associations: AssociationWrite[]
+  generated: ReadonlySet<string>
+  access: AccessScope | undefined
+}
