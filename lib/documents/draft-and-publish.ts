@@ -28,6 +28,7 @@ export function requireDraftAndPublish (model: ContentType, action: string): voi
  * ```sql
  * select id from "articles" where document_id in ($1) order by id for no key update;
  * select distinct "locale" from "articles" where "document_id" = $1 and "published_at" is null;
+ * select row_to_json(r)::text as "data" from (select ... from "articles" as t where t.published_at is null ...) as r; -- the rules
  * update "articles" as p set "title" = d."title", ..., "published_at" = $2 from "articles" as d
  *   where p.document_id = $1 and p.published_at is not null and d.document_id = $1 and d.published_at is null;
  * -- no published row yet: insert into "articles" (...) select ... from "articles" as d where ...
@@ -45,7 +46,9 @@ export async function publishDocument (
     await publishVersion(trx, model, ctx, documentId, inLocale, now)
   }
   const entries: Document[] = []
-  for (const inLocale of locales) entries.push(await reread(trx, model, ctx, documentId, { status: 'published', locale: inLocale, shape: writeShape(model, ctx, {}) }))
+  for (const inLocale of locales) {
+    entries.push(await reread(trx, model, ctx, documentId, { status: 'published', locale: inLocale, shape: writeShape(model, ctx, {}) }))
+  }
   return { documentId, entries }
 }
 

@@ -173,6 +173,7 @@ export class DocumentService {
    * begin;
    * select id from "articles" where document_id in ($1) order by id for no key update;
    * update "articles" set "title" = $2, "updated_at" = $3 where "document_id" = $1 and "locale" = $4 and "published_at" is null returning "id";
+   * update "articles" set "views" = $5 where "document_id" = $1 and "locale" <> $4 and "published_at" is null; -- non-localized values
    * update "articles" as p set "title" = d."title", ... from "articles" as d where ...; -- publishing again
    * select row_to_json(r)::text as "data" from (select ... from "articles" as t where ... and t.document_id = $1 limit 1) as r;
    * commit
@@ -226,6 +227,7 @@ export class DocumentService {
    * begin;
    * select id from "articles" where document_id in ($1) order by id for no key update;
    * select distinct "locale" from "articles" where "document_id" = $1 and "published_at" is null;
+   * select row_to_json(r)::text as "data" from (select ... from "articles" as t where t.published_at is null ...) as r; -- the publication rules
    * update "articles" as p set "title" = d."title", ..., "published_at" = $2 from "articles" as d where ...;
    * select row_to_json(r)::text as "data" from (select ... from "articles" as t where t.published_at is not null ...) as r;
    * commit
