@@ -2,14 +2,13 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { randomBytes } from 'node:crypto'
-import { PermissionAccessControl, type AccessControl } from './auth/access.js'
-import { ApiTokenService } from './auth/api-tokens.js'
-import { Authenticator } from './auth/authenticate.js'
-import { PermissionStore } from './auth/permissions.js'
-import { UserStore } from './auth/users.js'
-import { USER_UID } from './auth/models.js'
+import type { AccessControl } from './auth/access.js'
+import type { ApiTokenService } from './auth/api-tokens.js'
+import { authModels, authPlugin, createAuth } from './auth/index.js'
+import type { PermissionStore } from './auth/permissions.js'
 import { connect } from './db/connect.js'
 import { LruCache } from './compiler/cache.js'
+import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
@@ -88,40 +87,29 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   }
 
   const secrets = authSecrets(options.auth, app)
-  const apiTokens = new ApiTokenService(handle.db, registry, secrets.apiTokenSalt)
-  const permissions = new PermissionStore(handle.db, registry)
-  if (!(await permissions.bootstrap())) {
-    app.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
-  }
-  const authenticator = new Authenticator(handle.db, registry, apiTokens, options.auth.credentialsCacheMs, options.auth.register.emailConfirmation)
-  documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
-  permissions.onUsersMoved(() => { authenticator.forgetUsers() })
-  apiTokens.onRevoke(() => { authenticator.forgetTokens() })
-  const access = new PermissionAccessControl(authenticator, permissions, {
-    draftsRequirePermission: options.auth.draftsRequirePermission,
-    draftTypes: new Set([...registry.contentTypes.values()].filter((ct) => ct.draftAndPublish).map((ct) => ct.uid))
+  const auth = await createAuth({
+    stores: authStores(handle.db, authModels(registry)),
+    registry,
+    documents,
+    options: options.auth,
+    apiTokenSalt: secrets.apiTokenSalt,
+    log: app.log
   })
+  const { access, authenticator, credentials, permissions, apiTokens } = auth
 
-  const credentials = new UserStore(handle.db, registry)
   // graphql and upload are filled in below, once their modules have registered.
   const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null }
   app.decorate('contentApi', contentApiState)
-  await app.register(restPlugin, {
+  // Auth first: it registers @fastify/jwt, which the GraphQL login and register mutations sign with.
+  await app.register(authPlugin, {
     prefix: options.rest.prefix,
-    registry,
+    auth,
     documents,
-    access,
-    limits: options.limits,
-    auth: {
-      authenticator,
-      credentials,
-      permissions,
-      options: options.auth,
-      locales: options.i18n,
-      jwtSecret: secrets.jwtSecret,
-      jwtExpiresIn: options.auth.jwtExpiresIn
-    }
+    options: options.auth,
+    jwtSecret: secrets.jwtSecret,
+    limits: options.limits
   })
+  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n })
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)

@@ -3,7 +3,7 @@ import type { Document, DocumentService } from '../documents/service.js'
 import { hashPassword, needsRehash, verifyNothing, verifyPassword } from '../documents/password.js'
 import type { ResolvedOptions } from '../options.js'
 import { ROLE_UID, USER_UID } from './models.js'
-import type { Credentials, UserStore } from './users.js'
+import type { Credentials, UserStore } from '../documents/user-credentials.js'
 
 /**
  * Strapi's local-account rules, shared by the REST auth routes and the GraphQL `login` and

@@ -1,26 +1,15 @@
 import type { FastifyRequest } from 'fastify'
 import type { JWT } from '@fastify/jwt'
-import type { Kysely } from 'kysely'
 import { UnauthorizedError } from '../errors.js'
-import type { Registry } from '../model/registry.js'
 import { LruCache } from '../compiler/cache.js'
+import type { UserStore, UserWithRole } from '../documents/user-credentials.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
-import { ROLE_UID, USER_UID } from './models.js'
 
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
 const PUBLIC: Principal = Object.freeze({ kind: 'public' })
 
 /** A user as the auth routes and access checks need it (never the password hash). */
-export interface AuthUser {
-  id: number
-  documentId: string
-  username: string
-  email: string
-  provider: string | null
-  confirmed: boolean
-  blocked: boolean
-  roleType: string | null
-}
+export type AuthUser = UserWithRole
 
 /** Who is calling: nobody (the public role), a user with a JWT, or an API token. */
 export type Principal =
@@ -45,9 +34,8 @@ export function bearerToken (header: string | undefined): string | null {
  * routes, as in Strapi.
  */
 export class Authenticator {
-  readonly #db: Kysely<any>
+  readonly #store: UserStore
   readonly #tokens: ApiTokenService
-  readonly #table: { table: string, link: { table: string, user: string, role: string }, roles: string }
   /** Callers still being resolved, per request, so that one request never resolves its caller twice. */
   readonly #pending = new WeakMap<FastifyRequest, Promise<Principal>>()
   /**
@@ -67,19 +55,11 @@ export class Authenticator {
   readonly #requireConfirmed: boolean
   #jwt: JWT | null = null
 
-  constructor (db: Kysely<any>, registry: Registry, tokens: ApiTokenService, ttlMs = 5000, requireConfirmed = false) {
-    this.#db = db
+  constructor (users: UserStore, tokens: ApiTokenService, ttlMs = 5000, requireConfirmed = false) {
+    this.#store = users
     this.#tokens = tokens
     this.#ttlMs = ttlMs
     this.#requireConfirmed = requireConfirmed
-    const users = registry.get(USER_UID)!
-    const role = users.associations.get('role')
-    if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
-    this.#table = {
-      table: users.tableName,
-      link: { table: role.link.table, user: role.link.sourceColumn, role: role.link.targetColumn },
-      roles: registry.get(ROLE_UID)!.tableName
-    }
   }
 
   /** The `@fastify/jwt` instance that signs and verifies user tokens (set once the plugin registers). */
@@ -162,7 +142,7 @@ export class Authenticator {
   async #cachedUser (id: number): Promise<AuthUser | null> {
     const hit = this.#users.get(id)
     if (hit !== undefined && Date.now() - hit.at < this.#ttlMs) return hit.user
-    const user = await this.findUser(id)
+    const user = await this.#store.findWithRole(id)
     this.#users.set(id, { at: Date.now(), user })
     return user
   }
@@ -185,27 +165,5 @@ export class Authenticator {
   forgetTokens (): void {
     this.#tokensByKey.clear()
     this.#principals.clear()
-  }
-
-  /** A user with the type of their role, or null. */
-  async findUser (id: number): Promise<AuthUser | null> {
-    const { table, link, roles } = this.#table
-    const row = await this.#db.selectFrom(`${table} as u`)
-      .leftJoin(`${link.table} as l`, `l.${link.user}`, 'u.id')
-      .leftJoin(`${roles} as r`, 'r.id', `l.${link.role}`)
-      .select(['u.id', 'u.document_id', 'u.username', 'u.email', 'u.provider', 'u.confirmed', 'u.blocked', 'r.type as role_type'])
-      .where('u.id', '=', id)
-      .executeTakeFirst()
-    if (row === undefined) return null
-    return {
-      id: row.id as number,
-      documentId: row.document_id as string,
-      username: row.username as string,
-      email: row.email as string,
-      provider: (row.provider as string | null) ?? null,
-      confirmed: row.confirmed === true,
-      blocked: row.blocked === true,
-      roleType: (row.role_type as string | null) ?? null
-    }
   }
 }

@@ -1,9 +1,6 @@
-import { sql, type Kysely } from 'kysely'
-import { createDocumentId } from '../documents/document-id.js'
-import { ApplicationError, NotFoundError } from '../errors.js'
+import type { RolePermissionRows, RoleRow } from '../documents/role-permission-rows.js'
 import type { Registry } from '../model/registry.js'
 import { knownActions, permissionTree, type PermissionTree } from './actions.js'
-import { PERMISSION_UID, ROLE_UID, USER_UID } from './models.js'
 
 /** A granted action with its optional row and field limits. */
 export interface Permission {
@@ -47,34 +44,21 @@ export const DEFAULT_ROLES: ReadonlyArray<RoleSpec & { actions: string[] }> = [
 ]
 
 /**
- * Roles and their permissions, persisted in `up_roles`/`up_permissions` and read through a
- * per-role cache: the access check runs on every request and must not cost a query each time.
- * Writes through this store invalidate the cache at once; `ttlMs` bounds how long another
- * application instance may keep serving permissions changed elsewhere.
+ * Roles and their permissions, persisted in `up_roles`/`up_permissions` (their SQL is
+ * lib/documents/role-permission-rows.ts) and read through a per-role cache: the access check runs
+ * on every request and must not cost a query each time. Writes through this store invalidate the
+ * cache at once; `ttlMs` bounds how long another application instance may keep serving
+ * permissions changed elsewhere.
  */
 export class PermissionStore {
-  readonly #db: Kysely<any>
-  readonly #roles: string
-  readonly #permissions: string
-  readonly #link: { table: string, permission: string, role: string }
-  /** The users' link table to their role (`up_users_role_lnk`). */
-  readonly #users: { table: string, user: string, role: string }
+  readonly #rows: RolePermissionRows
   readonly #known: ReadonlySet<string>
   readonly #usersMoved = new Set<() => void>()
   readonly #ttlMs: number
   readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>>, loaded?: Map<string, Permission> }>()
 
-  constructor (db: Kysely<any>, registry: Registry, ttlMs = 5000) {
-    this.#db = db
-    this.#roles = registry.get(ROLE_UID)!.tableName
-    const permission = registry.get(PERMISSION_UID)!
-    this.#permissions = permission.tableName
-    const role = permission.associations.get('role')
-    if (role?.kind !== 'relation') throw new Error('the permission model has no role relation')
-    this.#link = { table: role.link.table, permission: role.link.sourceColumn, role: role.link.targetColumn }
-    const userRole = registry.get(USER_UID)!.associations.get('role')
-    if (userRole?.kind !== 'relation') throw new Error('the user model has no role relation')
-    this.#users = { table: userRole.link.table, user: userRole.link.sourceColumn, role: userRole.link.targetColumn }
+  constructor (rows: RolePermissionRows, registry: Registry, ttlMs = 5000) {
+    this.#rows = rows
     this.#known = knownActions(registry)
     this.#ttlMs = ttlMs
   }
@@ -105,17 +89,7 @@ export class PermissionStore {
   }
 
   async #load (roleType: string): Promise<Map<string, Permission>> {
-    const rows = await this.#db.selectFrom(`${this.#permissions} as p`)
-      .innerJoin(`${this.#link.table} as l`, `l.${this.#link.permission}`, 'p.id')
-      .innerJoin(`${this.#roles} as r`, 'r.id', `l.${this.#link.role}`)
-      .select(['p.action', 'p.conditions', 'p.fields'])
-      .where('r.type', '=', roleType)
-      .execute()
-    return new Map(rows.map((row) => [row.action as string, {
-      action: row.action as string,
-      conditions: (row.conditions as Record<string, unknown> | null) ?? null,
-      fields: (row.fields as string[] | null) ?? null
-    }]))
+    return new Map((await this.#rows.permissionsOf(roleType)).map((permission) => [permission.action, permission]))
   }
 
   #invalidate (roleType?: string): void {
@@ -123,46 +97,13 @@ export class PermissionStore {
     else this.#cache.delete(roleType)
   }
 
-  async #roleId (roleType: string, db: Kysely<any> = this.#db): Promise<number> {
-    const row = await db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
-    if (row === undefined) throw new Error(`Unknown role "${roleType}"`)
-    return row.id as number
-  }
-
   /** Creates a role (idempotent by `type`, across instances too). */
   async createRole (role: RoleSpec): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => { await this.#createRole(trx, role) })
+    await this.#rows.createRole(role)
   }
 
-  /**
-   * Inserts the role unless one of its type exists; true when it did. The check and the insert run
-   * under a transaction-scoped advisory lock on the role's type in this schema, so that two
-   * instances starting at once (or two administrators) cannot both insert it: the second waits,
-   * then sees the first one's row.
-   *
-   * ```sql
-   * select pg_advisory_xact_lock(hashtext('fastify-content-api:role'), hashtext(current_schema() || ':' || $1))
-   * ```
-   */
-  async #createRole (trx: Kysely<any>, role: RoleSpec): Promise<boolean> {
-    await sql`select pg_advisory_xact_lock(hashtext('fastify-content-api:role'), hashtext(current_schema() || ':' || ${role.type}))`.execute(trx)
-    const existing = await trx.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
-    if (existing !== undefined) return false
-    const now = new Date().toISOString()
-    await trx.insertInto(this.#roles).values({
-      document_id: createDocumentId(),
-      name: role.name,
-      type: role.type,
-      description: role.description ?? null,
-      created_at: now,
-      updated_at: now,
-      published_at: now
-    }).execute()
-    return true
-  }
-
-  async listRoles (): Promise<Array<{ id: number, name: string, type: string, description: string | null }>> {
-    return await this.#db.selectFrom(this.#roles).select(['id', 'name', 'type', 'description']).orderBy('id').execute() as any
+  async listRoles (): Promise<RoleRow[]> {
+    return await this.#rows.listRoles()
   }
 
   /**
@@ -174,43 +115,14 @@ export class PermissionStore {
    * await app.contentApi.permissions.grant('authenticated', ['api::note.note.find'], { conditions: { owner: { id: '$user.id' } } })
    */
   async grant (roleType: string, actions: readonly string[], options: GrantOptions = {}): Promise<void> {
-    const roleId = await this.#roleId(roleType)
-    await this.#db.transaction().execute(async (trx) => {
-      await this.#remove(trx, roleId, actions)
-      await this.#insert(trx, roleId, actions, options)
-    })
+    await this.#rows.grant(roleType, actions, options)
     this.#invalidate(roleType)
-  }
-
-  async #insert (db: Kysely<any>, roleId: number, actions: readonly string[], options: GrantOptions): Promise<void> {
-    const now = new Date().toISOString()
-    for (const action of actions) {
-      const row = await db.insertInto(this.#permissions).values({
-        document_id: createDocumentId(),
-        action,
-        conditions: options.conditions === undefined ? null : JSON.stringify(options.conditions),
-        fields: options.fields === undefined ? null : JSON.stringify(options.fields),
-        created_at: now,
-        updated_at: now,
-        published_at: now
-      }).returning('id').executeTakeFirstOrThrow()
-      await db.insertInto(this.#link.table).values({ [this.#link.permission]: row.id, [this.#link.role]: roleId }).execute()
-    }
   }
 
   /** Removes actions from a role. */
   async revoke (roleType: string, actions: readonly string[]): Promise<void> {
-    const roleId = await this.#roleId(roleType)
-    await this.#db.transaction().execute(async (trx) => { await this.#remove(trx, roleId, actions) })
+    await this.#rows.revoke(roleType, actions)
     this.#invalidate(roleType)
-  }
-
-  async #remove (db: Kysely<any>, roleId: number, actions: readonly string[]): Promise<void> {
-    if (actions.length === 0) return
-    await db.deleteFrom(this.#permissions)
-      .where('action', 'in', [...actions])
-      .where(sql<boolean>`id in (select ${sql.ref(this.#link.permission)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.role)} = ${roleId})`)
-      .execute()
   }
 
   /**
@@ -229,31 +141,15 @@ export class PermissionStore {
    * Makes `actions` exactly the role's grants: grants it holds and keeps keep their row and field
    * limits, the others are revoked, the new ones granted without limits (as Strapi's
    * `updateRole`).
-   *
-   * ```sql
-   * delete from up_permissions where action in (<held, not wanted>) and id in (select permission_id from up_permissions_role_lnk where role_id = $1)
-   * insert into up_permissions ... -- and a link row, for each wanted action not held
-   * ```
    */
   async setActions (roleType: string, actions: readonly string[]): Promise<void> {
-    const wanted = new Set(actions)
-    await this.#db.transaction().execute(async (trx) => {
-      const roleId = await this.#roleId(roleType, trx)
-      const held = await trx.selectFrom(`${this.#permissions} as p`)
-        .innerJoin(`${this.#link.table} as l`, `l.${this.#link.permission}`, 'p.id')
-        .select('p.action').where(`l.${this.#link.role}`, '=', roleId).execute()
-      const holds = new Set(held.map((row) => row.action as string))
-      await this.#remove(trx, roleId, [...holds].filter((action) => !wanted.has(action)))
-      await this.#insert(trx, roleId, [...wanted].filter((action) => !holds.has(action)), {})
-    })
+    await this.#rows.setActions(roleType, actions)
     this.#invalidate(roleType)
   }
 
   /** How many users each role has, by role id (`nb_users` of `GET /users-permissions/roles`). */
   async userCounts (): Promise<Map<number, number>> {
-    const { table, role } = this.#users
-    const rows = await this.#db.selectFrom(table).select([role, sql<string>`count(*)`.as('count')]).groupBy(role).execute()
-    return new Map(rows.map((row) => [row[role] as number, Number(row.count)]))
+    return await this.#rows.userCounts()
   }
 
   /**
@@ -261,20 +157,7 @@ export class PermissionStore {
    * deleted, then the role, in one transaction. The public role cannot be deleted.
    */
   async deleteRole (roleType: string): Promise<void> {
-    if (roleType === 'public') throw new ApplicationError('Cannot delete public role')
-    await this.#db.transaction().execute(async (trx) => {
-      const found = await trx.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
-      if (found === undefined) throw new NotFoundError('Role not found')
-      const roleId = found.id as number
-      const publicId = await this.#roleId('public', trx)
-      const { table, role } = this.#users
-      await trx.updateTable(table).set({ [role]: publicId }).where(role, '=', roleId).execute()
-      await trx.deleteFrom(this.#permissions)
-        .where(sql<boolean>`id in (select ${sql.ref(this.#link.permission)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.role)} = ${roleId})`)
-        .execute()
-      await trx.deleteFrom(this.#link.table).where(this.#link.role, '=', roleId).execute()
-      await trx.deleteFrom(this.#roles).where('id', '=', roleId).execute()
-    })
+    await this.#rows.deleteRole(roleType)
     this.#invalidate(roleType)
     for (const listener of this.#usersMoved) listener()
   }
@@ -290,14 +173,11 @@ export class PermissionStore {
    * sync or with sync off on an empty database.
    */
   async bootstrap (): Promise<boolean> {
-    const { rows } = await sql<{ ready: boolean }>`select to_regclass(${this.#roles}) is not null and to_regclass(${this.#permissions}) is not null as ready`.execute(this.#db)
-    if (rows[0]?.ready !== true) return false
+    if (!(await this.#rows.ready())) return false
     for (const role of DEFAULT_ROLES) {
       // The role and its default grants in one transaction: an instance that waited on the role's
       // lock finds both, or neither.
-      await this.#db.transaction().execute(async (trx) => {
-        if (await this.#createRole(trx, role)) await this.#insert(trx, await this.#roleId(role.type, trx), role.actions, {})
-      })
+      await this.#rows.createRole(role, role.actions)
       this.#invalidate(role.type)
     }
     return true

@@ -4,7 +4,7 @@ import { NoSchemaIntrospectionCustomRule, buildSchema as buildSdl } from 'graphq
 import type { AccessControl } from '../auth/access.js'
 import type { Authenticator } from '../auth/authenticate.js'
 import type { PermissionStore } from '../auth/permissions.js'
-import type { UserStore } from '../auth/users.js'
+import type { UserStore } from '../documents/user-credentials.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options.js'

@@ -4,7 +4,7 @@ import type { AccessControl } from '../auth/access.js'
 import type { Authenticator } from '../auth/authenticate.js'
 import { checkLogin, registerUser } from '../auth/accounts.js'
 import { USER_UID } from '../auth/models.js'
-import type { UserStore } from '../auth/users.js'
+import type { UserStore } from '../documents/user-credentials.js'
 import type { DocumentService } from '../documents/service.js'
 import { ApplicationError, UnauthorizedError } from '../errors.js'
 import type { ResolvedOptions } from '../options.js'
@@ -50,8 +50,7 @@ export interface UsersPermissionsDeps {
 /**
  * `me`, `login`, `register` (Strapi's users-and-permissions GraphQL operations) and `i18NLocales`.
  * Login and registration apply the same rules as `POST /api/auth/local` and
- * `/api/auth/local/register` (lib/auth/routes.ts; the module's report asks for those rules as a
- * shared function). As the recorded Strapi does, the user in a login or register payload comes
+ * `/api/auth/local/register` (lib/auth/local-routes.ts): both go through lib/auth/accounts.ts. As the recorded Strapi does, the user in a login or register payload comes
  * without its role; `me` has it.
  */
 export function usersPermissionsResolvers (deps: UsersPermissionsDeps): { Query: Record<string, Resolver>, Mutation: Record<string, Resolver> } {

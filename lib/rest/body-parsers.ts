@@ -46,6 +46,19 @@ export function addUrlencodedParser (app: FastifyInstance, limits: RequestLimits
 }
 
 /**
+ * The body parsers of a content API context: JSON and form bodies as above; `text/plain` and
+ * every other type read as text within `limits.bodyBytes` (Fastify's own text/plain parser
+ * reads up to the server's bodyLimit), which a handler's `data` check then refuses with Strapi's
+ * message.
+ */
+export function addBodyParsers (app: FastifyInstance, limits: RequestLimits): void {
+  addJsonParser(app, limits)
+  addUrlencodedParser(app, limits)
+  app.removeContentTypeParser('text/plain')
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_request, body, done) => { done(null, body) })
+}
+
+/**
  * Fastify's 413 (`FST_ERR_CTP_BODY_TOO_LARGE`) names no limit: an error handler of a context
  * with these parsers answers this one instead, which names `limits.bodyBytes`.
  */

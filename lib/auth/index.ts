@@ -1,0 +1,116 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fastifyJwt from '@fastify/jwt'
+import type { AuthStores } from '../documents/auth-stores.js'
+import type { DocumentService } from '../documents/service.js'
+import type { UserStore } from '../documents/user-credentials.js'
+import type { ContentType, Registry } from '../model/registry.js'
+import type { ResolvedOptions } from '../options.js'
+import type { RequestLimits } from '../query/index.js'
+import { addBodyParsers, namingBodyLimit } from '../rest/body-parsers.js'
+import { errorHandler } from '../rest/error-handler.js'
+import { PermissionAccessControl, type AccessControl } from './access.js'
+import { ApiTokenService } from './api-tokens.js'
+import { Authenticator } from './authenticate.js'
+import { localRoutes } from './local-routes.js'
+import { API_TOKEN_UID, PERMISSION_UID, ROLE_UID, USER_UID } from './models.js'
+import { PermissionStore } from './permissions.js'
+import { registerRateLimit } from './rate-limit.js'
+import { rolesRoutes } from './roles-routes.js'
+import { authRouter, userReader } from './routing.js'
+import { usersRoutes } from './users-routes.js'
+
+/** The users-and-permissions services: who is calling, what they may do, and the stores behind them. */
+export interface Auth {
+  apiTokens: ApiTokenService
+  permissions: PermissionStore
+  authenticator: Authenticator
+  /** The access check every route and resolver goes through. */
+  access: AccessControl
+  /** Password hashes and reset codes, read apart from the document service. */
+  credentials: UserStore
+}
+
+/** The built-in content types whose tables the auth stores (lib/documents/auth-stores.ts) read and write. */
+export function authModels (registry: Registry): { users: ContentType, roles: ContentType, permissions: ContentType, apiTokens: ContentType } {
+  return { users: registry.get(USER_UID)!, roles: registry.get(ROLE_UID)!, permissions: registry.get(PERMISSION_UID)!, apiTokens: registry.get(API_TOKEN_UID)! }
+}
+
+/**
+ * Builds the auth services over their stores, creates the default roles on first boot, and ties
+ * the credential caches to the writes that void them (a user written, users moved off a deleted
+ * role, an API token revoked or regenerated).
+ */
+export async function createAuth (deps: {
+  stores: AuthStores
+  registry: Registry
+  documents: (uid: string) => DocumentService
+  options: ResolvedOptions['auth']
+  apiTokenSalt: string
+  log: FastifyBaseLogger
+}): Promise<Auth> {
+  const { stores, registry, options } = deps
+  const apiTokens = new ApiTokenService(stores.apiTokens, registry, deps.apiTokenSalt)
+  const permissions = new PermissionStore(stores.roles, registry)
+  if (!(await permissions.bootstrap())) {
+    deps.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
+  }
+  const authenticator = new Authenticator(stores.users, apiTokens, options.credentialsCacheMs, options.register.emailConfirmation)
+  deps.documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
+  permissions.onUsersMoved(() => { authenticator.forgetUsers() })
+  apiTokens.onRevoke(() => { authenticator.forgetTokens() })
+  const access = new PermissionAccessControl(authenticator, permissions, {
+    draftsRequirePermission: options.draftsRequirePermission,
+    draftTypes: new Set([...registry.contentTypes.values()].filter((ct) => ct.draftAndPublish).map((ct) => ct.uid))
+  })
+  return { apiTokens, permissions, authenticator, access, credentials: stores.users }
+}
+
+export interface AuthPluginOptions {
+  auth: Auth
+  documents: (uid: string) => DocumentService
+  options: ResolvedOptions['auth']
+  jwtSecret: string
+  /** The bounds on a request's work, as for content routes. */
+  limits: RequestLimits
+}
+
+/**
+ * Strapi's users-and-permissions routes, registered by the plugin entry under the content API
+ * prefix (`/api`) beside the REST routes, as an encapsulated context with the same body parsers
+ * and error envelope: login, registration and the password and email flows
+ * (lib/auth/local-routes.ts), users (users-routes.ts), roles and permissions (roles-routes.ts).
+ * It also registers `@fastify/jwt`, which signs and verifies users' JWTs for every surface, and
+ * the rate limit of the credential routes (rate-limit.ts). Unknown paths under the prefix are
+ * the REST context's 404.
+ */
+export async function authPlugin (app: FastifyInstance, { auth, documents, options, jwtSecret, limits }: AuthPluginOptions): Promise<void> {
+  addBodyParsers(app, limits)
+  // As on content routes: schemas document, the handlers validate with Strapi's messages.
+  app.setValidatorCompiler(() => () => true)
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  app.setErrorHandler(namingBodyLimit(errorHandler, limits))
+  app.decorateRequest('contentApiGrant', null)
+
+  // HS256 only: a token naming another algorithm (or `none`) is refused, whatever it claims.
+  await app.register(fastifyJwt, {
+    secret: jwtSecret,
+    sign: { algorithm: 'HS256', expiresIn: options.jwtExpiresIn },
+    // fast-jwt caches verified tokens (bounded, and never past their expiry): a client's JWT is
+    // checked once, not on every request.
+    verify: { algorithms: ['HS256'], cache: 1000 }
+  })
+  auth.authenticator.useJwt(app.jwt)
+
+  const limited = await registerRateLimit(app, options.rateLimit)
+  const ctx = {
+    ...auth,
+    documents,
+    options,
+    limits,
+    route: authRouter(app, auth.access, limited),
+    userJson: userReader(documents)
+  }
+  localRoutes(app, ctx)
+  usersRoutes(ctx)
+  rolesRoutes(ctx)
+}
