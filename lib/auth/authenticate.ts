@@ -3,7 +3,7 @@ import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import { UnauthorizedError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
-import { LruCache } from '../compiler/cache.js'
+import { LruCache } from '../lru-cache.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
 import { ROLE_UID, USER_UID } from './models.js'
 

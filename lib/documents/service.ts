@@ -2,7 +2,7 @@ import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
 import type { Association } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import type { LruCache } from '../compiler/cache.js'
+import type { LruCache } from '../lru-cache.js'
 import {
   compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, scopedRows, type CompileOptions, type FindSpec
 } from '../compiler/find.js'
@@ -88,7 +88,7 @@ export interface WriteParams {
 
 export interface ServiceContext {
   db: Kysely<any>
-  /** Compiled REST reads by content type, query string and access scope (see lib/compiler/cache.ts). */
+  /** Compiled REST reads by content type, query string and access scope (see lib/lru-cache.ts). */
   queries: LruCache<string, CachedRead>
   registry: Registry
   limits: PaginationLimits
