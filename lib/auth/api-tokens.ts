@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import { ValidationError } from '../errors.js'
 import { createDocumentId } from '../documents/document-id.js'
 import type { Registry } from '../model/registry.js'
-import { API_TOKEN_UID } from './models.js'
+import { API_TOKEN_UID } from '../model/users-permissions.js'
 import { knownActions } from './actions.js'
 
 export type ApiTokenType = 'read-only' | 'full-access' | 'custom'

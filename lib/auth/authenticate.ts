@@ -5,7 +5,7 @@ import { UnauthorizedError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { LruCache } from '../lru-cache.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
-import { ROLE_UID, USER_UID } from './models.js'
+import { ROLE_UID, USER_UID } from '../model/users-permissions.js'
 
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
 const PUBLIC: Principal = Object.freeze({ kind: 'public' })

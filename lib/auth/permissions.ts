@@ -3,7 +3,7 @@ import { createDocumentId } from '../documents/document-id.js'
 import { ApplicationError, NotFoundError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { knownActions, permissionTree, type PermissionTree } from './actions.js'
-import { PERMISSION_UID, ROLE_UID, USER_UID } from './models.js'
+import { PERMISSION_UID, ROLE_UID, USER_UID } from '../model/users-permissions.js'
 
 /** A granted action with its optional row and field limits. */
 export interface Permission {

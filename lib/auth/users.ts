@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Registry } from '../model/registry.js'
-import { USER_UID } from './models.js'
+import { USER_UID } from '../model/users-permissions.js'
 
 export interface Credentials {
   id: number
