@@ -161,7 +161,8 @@ export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options.js'
-export type { AccessControl, AccessGrant, AccessScope } from './auth/access.js'
+export type { AccessControl, AccessGrant } from './auth/access.js'
+export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'
 export type { Permission, GrantOptions } from './auth/permissions.js'
 export { PermissionStore } from './auth/permissions.js'

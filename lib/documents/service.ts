@@ -10,7 +10,7 @@ import {
   checkInputDepth, paginationMeta, parseLocale, parseQuery, parseQueryString, parseStatus,
   type LocaleSettings, type ParseOptions, type PaginationLimits, type PaginationMeta, type QueryTree, type RawQuery, type RequestLimits, type Status
 } from '../query/index.js'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { parseFields } from '../query/fields.js'
 import { parseFilters, type FilterNode } from '../query/filters.js'
 import { UNLIMITED_POPULATE, parsePopulate } from '../query/populate.js'
