@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
-import { addJsonParser, addUrlencodedParser, namingBodyLimit } from './body-parsers.js'
+import { addJsonParser, addUrlencodedParser, namingBodyLimit } from '../http/body-parsers.js'
 import { errorHandler } from './error-handler.js'
 import fastifyJwt from '@fastify/jwt'
 import { authRoutes, type AuthRoutesOptions } from '../auth/routes.js'
