@@ -122,7 +122,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
       jwtExpiresIn: options.auth.jwtExpiresIn
     }
   })
-  contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
+  contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
 }

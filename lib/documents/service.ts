@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
-import type { Association } from '../model/associations.js'
+import type { Association, MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import type { LruCache } from '../lru-cache.js'
 import {
@@ -26,6 +26,7 @@ import { assertPublishable, publishVersion, versionLocales, versionPair, version
 import { copyRowAssociations, deleteRows } from './versions.js'
 import { writeComponentAttribute } from './write-components.js'
 import { writeMedia } from './write-media.js'
+import { canLinkMedia, linkMedia, type EntryGuard } from './media-links.js'
 import { writeRelation, type VisibleDocuments, type WrittenRow } from './write-relations.js'
 import { validateInput } from './validate-input.js'
 import { withinRows } from './within-rows.js'
@@ -706,13 +707,32 @@ export class DocumentService {
   }
 
   /**
-   * Whether a document satisfies a row-level permission's conditions (on its draft under draft &
-   * publish), in some locale (`locale` null) or in one, read through `trx`: the check updates
-   * and deletes make, for callers that write the document's rows themselves in that transaction
-   * (the upload routes' linking). True when `access` has no conditions.
+   * Whether the entry with row id `rowId` exists and is within `access`'s conditions (on its
+   * draft under draft & publish, in its locale): what the upload routes check before storing
+   * files they will link to it. True for any existing entry when `access` has no conditions.
+   *
+   * ```sql
+   * select "document_id", "locale" from "articles" where "id" = $1
+   * ```
    */
-  async satisfies (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
-    return await this.#permits(trx, documentId, access, locale)
+  async canLinkMedia (params: { rowId: number, access?: AccessScope }): Promise<boolean> {
+    return await canLinkMedia(this.#ctx.db, { model: this.model, rowId: params.rowId }, this.#linkGuard(params.access))
+  }
+
+  /**
+   * Links files to a media attribute of the entry with row id `rowId` and of its other versions
+   * in that locale, as Strapi's upload `ref`/`refId`/`field` does (./media-links.ts has the SQL).
+   * False, nothing written, when the entry is gone or outside `access`'s conditions;
+   * `ForbiddenError` when the link would take it out of them.
+   */
+  async linkMedia (params: { rowId: number, association: MediaAssociation, fileIds: readonly number[], access?: AccessScope }): Promise<boolean> {
+    const target = { model: this.model, association: params.association, rowId: params.rowId }
+    return await linkMedia(this.#ctx.db, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
+  }
+
+  /** The row-level check of a link, through the link's transaction. */
+  #linkGuard (access: AccessScope | undefined): EntryGuard {
+    return async (trx, entry) => await this.#permits(trx, entry.documentId, access, entry.locale)
   }
 }
 
