@@ -7,7 +7,7 @@ import type { ApiTokenService } from './auth/api-tokens.js'
 import { authModels, authPlugin, createAuth } from './auth/index.js'
 import type { PermissionStore } from './auth/permissions.js'
 import { connect } from './db/connect.js'
-import { LruCache } from './compiler/cache.js'
+import { LruCache } from './lru-cache.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
@@ -110,7 +110,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     limits: options.limits
   })
   await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n })
-  contentApiState.upload = await registerUpload(app, { registry, documents, access, options, db: handle.db })
+  contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
 }
@@ -149,7 +149,8 @@ export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options.js'
-export type { AccessControl, AccessGrant, AccessScope } from './auth/access.js'
+export type { AccessControl, AccessGrant } from './auth/access.js'
+export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'
 export type { Permission, GrantOptions } from './auth/permissions.js'
 export { PermissionStore } from './auth/permissions.js'

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
-import type { ReadAccess, ReadAccessOf } from '../query/visibility.js'
+import type { AccessScope, ReadAccess } from '../query/access-scope.js'
 import type { Authenticator, Principal } from './authenticate.js'
 import type { Permission, PermissionStore } from './permissions.js'
 
@@ -15,29 +15,6 @@ export interface AccessRequest {
   uid?: string
   /** The request reads drafts (`status=draft`). */
   draft?: boolean
-}
-
-/**
- * What a granted request may do beyond the action itself, enforced by the document service in
- * the SQL it runs (never by filtering results afterwards).
- */
-export interface AccessScope {
-  /** A filter every row the request touches must satisfy (row-level permission), or null. */
-  conditions: Record<string, unknown> | null
-  /** The attributes the request may read or write (field-level permission), or null for all. */
-  fields: ReadonlySet<string> | null
-  /**
-   * What the caller may read of a content type reached through relations (populate, filters and
-   * sort): its `find` grant's rows and attributes, or null when it may not read the type.
-   */
-  read: ReadAccessOf
-  /** Whether the request may read drafts (`status=draft`): always, unless `auth.draftsRequirePermission`. */
-  drafts: boolean
-  /**
-   * Identifies everything above: two requests with the same key and the same query compile to
-   * the same SQL, so compiled statements can be reused across them.
-   */
-  key: string
 }
 
 export interface AccessGrant {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { JWT } from '@fastify/jwt'
 import { UnauthorizedError } from '../errors.js'
-import { LruCache } from '../compiler/cache.js'
+import { LruCache } from '../lru-cache.js'
 import type { UserStore, UserWithRole } from '../documents/user-credentials.js'
 import type { ApiToken, ApiTokenService } from './api-tokens.js'
 

@@ -4,7 +4,7 @@ import { ApplicationError, ValidationError } from '../errors.js'
 import { verifyPassword } from '../documents/password.js'
 import type { EmailMessage } from '../options.js'
 import { checkLogin, registerUser } from './accounts.js'
-import { USER_UID } from './models.js'
+import { USER_UID } from '../model/users-permissions.js'
 import { isPlainObject, json, requireStrings, type AuthRouteContext } from './routing.js'
 
 /** Reset and confirmation codes are stored hashed: a leaked row cannot be replayed. */

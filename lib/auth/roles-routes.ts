@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { enabledActions } from './actions.js'
-import { ROLE_UID } from './models.js'
+import { ROLE_UID } from '../model/users-permissions.js'
 import { idParam, isPlainObject, json, type AuthRouteContext } from './routing.js'
 
 /**

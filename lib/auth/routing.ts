@@ -5,9 +5,10 @@ import type { UserStore } from '../documents/user-credentials.js'
 import type { ResolvedOptions } from '../options.js'
 import type { RequestLimits } from '../query/index.js'
 import { documented } from '../route-schema.js'
-import type { AccessControl, AccessScope } from './access.js'
+import type { AccessControl } from './access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { Authenticator } from './authenticate.js'
-import { USER_UID } from './models.js'
+import { USER_UID } from '../model/users-permissions.js'
 import type { PermissionStore } from './permissions.js'
 
 /** What the users-and-permissions route modules share. */

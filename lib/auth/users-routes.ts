@@ -4,7 +4,7 @@ import type { QueryParams } from '../documents/service.js'
 import { parseQueryString } from '../query/index.js'
 import { checkPasswordBytes } from './accounts.js'
 import type { AuthUser } from './authenticate.js'
-import { ROLE_UID, USER_UID } from './models.js'
+import { ROLE_UID, USER_UID } from '../model/users-permissions.js'
 import { idParam, isPlainObject, json, requireStrings, scopeOf, type AuthRouteContext } from './routing.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { ValidationError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
 import { Visibility } from '../query/visibility.js'

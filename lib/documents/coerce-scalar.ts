@@ -1,5 +1,5 @@
 import type { Field } from '../model/registry.js'
-import { varcharLimit } from '../schema/column-types.js'
+import { varcharLimit } from '../model/column-types.js'
 import { printValue } from './print-value.js'
 import { parseDate, parseDateTime, parseTime } from './temporal.js'
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { scopedRows, type CompileOptions } from '../compiler/find.js'
 import { ForbiddenError, ValidationError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'

@@ -6,10 +6,12 @@ import {
   paginationMeta, parseLocale, parseQuery, parseQueryString,
   type ParseOptions, type PaginationMeta, type QueryTree, type RawQuery
 } from '../query/index.js'
-import type { AccessScope } from '../auth/access.js'
+import type { MediaAssociation } from '../model/associations.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { ContentType } from '../model/registry.js'
 import { discardDraft, publishDocument, requireDraftAndPublish, unpublishDocument } from './draft-and-publish.js'
 import { writeScope } from './locales.js'
+import { canLinkMedia, linkMedia, type EntryGuard } from './media-links.js'
 import { prepareWrite } from './prepare-write.js'
 import { permits } from './row-access.js'
 import type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
@@ -279,18 +281,32 @@ export class DocumentService {
   }
 
   /**
-   * Whether a document satisfies a row-level permission's conditions (on its draft under draft &
-   * publish), in some locale (`locale` null) or in one, read through `trx`: the check updates
-   * and deletes make, for callers that write the document's rows themselves in that transaction
-   * (the upload routes' linking). True when `access` has no conditions, with no statement run.
+   * Whether the entry with row id `rowId` exists and is within `access`'s conditions (on its
+   * draft under draft & publish, in its locale): what the upload routes check before storing
+   * files they will link to it. True for any existing entry when `access` has no conditions.
    *
    * ```sql
-   * select count(*)::int as "count" from "articles" as t
-   * where t.published_at is null and t.locale = $1 and (<conditions>) and t.document_id = $2
+   * select "document_id", "locale" from "articles" where "id" = $1
    * ```
    */
-  async satisfies (trx: Transaction<any>, documentId: string, access: AccessScope | undefined, locale: string | null = null): Promise<boolean> {
-    return await permits(trx, this.model, this.#ctx, documentId, access, locale)
+  async canLinkMedia (params: { rowId: number, access?: AccessScope }): Promise<boolean> {
+    return await canLinkMedia(this.#ctx.db, { model: this.model, rowId: params.rowId }, this.#linkGuard(params.access))
+  }
+
+  /**
+   * Links files to a media attribute of the entry with row id `rowId` and of its other versions
+   * in that locale, as Strapi's upload `ref`/`refId`/`field` does (./media-links.ts has the SQL).
+   * False, nothing written, when the entry is gone or outside `access`'s conditions;
+   * `ForbiddenError` when the link would take it out of them.
+   */
+  async linkMedia (params: { rowId: number, association: MediaAssociation, fileIds: readonly number[], access?: AccessScope }): Promise<boolean> {
+    const target = { model: this.model, association: params.association, rowId: params.rowId }
+    return await linkMedia(this.#ctx.db, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
+  }
+
+  /** The row-level check of a link, through the link's transaction. */
+  #linkGuard (access: AccessScope | undefined): EntryGuard {
+    return async (trx, entry) => await permits(trx, this.model, this.#ctx, entry.documentId, access, entry.locale)
   }
 
   /** One write in its transaction, then this type's `onChange` listeners (write-transaction.ts). */

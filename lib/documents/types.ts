@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely'
-import type { AccessScope } from '../auth/access.js'
-import type { LruCache } from '../compiler/cache.js'
+import type { AccessScope } from '../query/access-scope.js'
+import type { LruCache } from '../lru-cache.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
@@ -71,7 +71,7 @@ export interface WriteParams {
 
 export interface ServiceContext {
   db: Kysely<any>
-  /** Compiled REST reads by content type, query string and access scope (see lib/compiler/cache.ts). */
+  /** Compiled REST reads by content type, query string and access scope (see lib/lru-cache.ts). */
   queries: LruCache<string, CachedRead>
   registry: Registry
   limits: PaginationLimits

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { ValidationError, type FieldError } from '../errors.js'
 import type { ContentType, Field } from '../model/registry.js'
-import { varcharLimit } from '../schema/column-types.js'
+import { varcharLimit } from '../model/column-types.js'
 import { slugify } from './slugify.js'
 
 /** Fields whose values must not repeat across documents: `unique: true` attributes and every uid. */

@@ -1,5 +1,5 @@
 import { isLostRace } from '../db/faults.js'
-import { VERSION_INDEX_SUFFIX } from '../db/naming.js'
+import { VERSION_INDEX_SUFFIX } from '../model/naming.js'
 import { ServiceUnavailableError } from '../errors.js'
 
 /**

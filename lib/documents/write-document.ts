@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { compileFindOne, compileRowProbe, type FindSpec } from '../compiler/find.js'
 import { NotFoundError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'

@@ -2,7 +2,7 @@ import {
   GraphQLIncludeDirective, GraphQLSkipDirective, Kind, getArgumentValues, getDirectiveValues, getNamedType, isObjectType,
   type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type GraphQLSchema, type SelectionSetNode
 } from 'graphql'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'

@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely'
-import { LruCache } from '../compiler/cache.js'
+import { LruCache } from '../lru-cache.js'
 import { compileFindOne, compileFindPage, type CompileOptions } from '../compiler/find.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseQuery, type LocaleSettings, type QueryTree, type Status } from '../query/index.js'

@@ -1,5 +1,6 @@
 import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql'
-import type { AccessScope, ContentAction } from '../auth/access.js'
+import type { ContentAction } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { DocumentService } from '../documents/service.js'
 import { ForbiddenError, ValidationError } from '../errors.js'
 import type { Component, ContentType, Registry } from '../model/registry.js'

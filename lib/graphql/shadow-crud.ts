@@ -1,4 +1,4 @@
-import { API_TOKEN_UID, PERMISSION_UID, ROLE_UID, USER_UID } from '../auth/models.js'
+import { API_TOKEN_UID, PERMISSION_UID, ROLE_UID, USER_UID } from '../model/users-permissions.js'
 import type { ContentAction } from '../auth/access.js'
 import { FILE_UID } from '../model/associations.js'
 

@@ -1,6 +1,7 @@
 import { defaultFieldResolver, isObjectType, type GraphQLFieldResolver, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AccessControl, AccessScope } from '../auth/access.js'
+import type { AccessControl } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { Principal } from '../auth/authenticate.js'
 import { ForbiddenError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'

@@ -1,4 +1,4 @@
-import { identifier, snakeCase } from '../db/naming.js'
+import { identifier, snakeCase } from './naming.js'
 import type { Attribute, RelationAttribute, RelationKind } from './types.js'
 
 /**

@@ -1,4 +1,4 @@
-import { AUTH_CONTENT_TYPES } from '../auth/models.js'
+import { AUTH_CONTENT_TYPES } from './users-permissions.js'
 import { FILE_UID } from './associations.js'
 import type { ContentTypeSchema } from './types.js'
 

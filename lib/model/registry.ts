@@ -1,4 +1,4 @@
-import { columnName, snakeCase, identifier } from '../db/naming.js'
+import { columnName, snakeCase, identifier } from './naming.js'
 import { ConfigurationError } from '../errors.js'
 import { buildAssociations, type Association, type ModelNames } from './associations.js'
 import { BUILT_IN_CONTENT_TYPES, isApiContentType } from './built-ins.js'

@@ -1,4 +1,4 @@
-import { columnName, snakeCase } from '../db/naming.js'
+import { columnName, snakeCase } from './naming.js'
 import type { Attribute, ComponentSchema, ContentTypeSchema } from './types.js'
 import { RELATION_KINDS, SCALAR_TYPES } from './types.js'
 

@@ -3,7 +3,6 @@ import { FILE_UID, type Association, type ComponentAssociation, type MediaAssoci
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { castFilterValue } from './cast.js'
 import { isKnownAttribute } from './fields.js'
-import type { Visibility } from './visibility.js'
 
 /** Comparison operators, matched case-sensitively as Strapi does (`$STARTSWITH` is invalid). */
 export const COMPARISON_OPERATORS = [
@@ -50,6 +49,19 @@ export interface RelatedFilter {
   matchesNone: boolean
 }
 
+/**
+ * What a query may reach beyond its root, through relations: the parsers (filters, sort,
+ * populate) ask it; `Visibility` (./visibility.ts) answers it from the caller's access.
+ */
+export interface ReadLimits {
+  /** Whether the caller may read the type at all. */
+  canRead (uid: string): boolean
+  /** The attributes of `uid` the caller may see (null: all); only asked for readable types. */
+  fields (uid: string): ReadonlySet<string> | null
+  /** The caller's rows of `target` as a validated filter (null: every row). */
+  rows (target: ContentType): FilterNode | null
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const and = (children: FilterNode[]): FilterNode | null =>
@@ -62,7 +74,7 @@ interface Walk {
    * What the caller may read through relations: a type it may not read cannot be filtered
    * through (400, as Strapi), and only its visible rows and attributes count. Null: everything.
    */
-  visibility: Visibility | null
+  visibility: ReadLimits | null
   /** A field-level permission: the attributes of this model a filter may name (all when null). */
   allowed: ReadonlySet<string> | null
   model: ContentType | Component
@@ -256,7 +268,7 @@ export function onNullRow (node: FilterNode): boolean | null {
  * dynamic zones and values that cannot be cast for their field are 400s.
  */
 export function parseFilters (
-  model: ContentType | Component, raw: unknown, registry: Registry | null = null, visibility: Visibility | null = null,
+  model: ContentType | Component, raw: unknown, registry: Registry | null = null, visibility: ReadLimits | null = null,
   allowed: ReadonlySet<string> | null = null
 ): FilterNode | null {
   if (raw === undefined || raw === null) return null

@@ -1,5 +1,4 @@
 import { ForbiddenError, ValidationError } from '../errors.js'
-import type { AccessScope } from '../auth/access.js'
 import type { ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields } from './fields.js'
 import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
@@ -8,6 +7,7 @@ import { parseSort, type SortTerm } from './sort.js'
 import { checkInputDepth, type RequestLimits } from './limits.js'
 import { UNLIMITED_POPULATE, parsePopulate, type PopulateTree } from './populate.js'
 import type { RawQuery } from './querystring.js'
+import type { AccessScope } from './access-scope.js'
 import { Visibility } from './visibility.js'
 
 export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
@@ -19,7 +19,8 @@ export type { RequestLimits } from './limits.js'
 export { paginationMeta } from './pagination.js'
 export { parseQueryString, searchOf } from './querystring.js'
 export { checkInputDepth, overLimit } from './limits.js'
-export { Visibility, andFilters, type ReadAccess, type ReadAccessOf } from './visibility.js'
+export { Visibility, andFilters } from './visibility.js'
+export type { AccessScope, ReadAccess, ReadAccessOf } from './access-scope.js'
 
 export type Status = 'published' | 'draft'
 

@@ -3,11 +3,11 @@ import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields, splitList } from './fields.js'
-import { parseFilters, type FilterNode } from './filters.js'
+import { parseFilters, type FilterNode, type ReadLimits } from './filters.js'
 import { overLimit } from './limits.js'
 import { QS_DEPTH } from './querystring.js'
 import { parseSort, type SortTerm } from './sort.js'
-import { andFilters, type Visibility } from './visibility.js'
+import { andFilters } from './visibility.js'
 
 /** What to render for one populated attribute; targets are registry models, never client names. */
 export interface PopulateSelection {
@@ -91,10 +91,10 @@ export interface PopulateDepth {
 
 class PopulateParser {
   readonly #registry: Registry
-  readonly #visibility: Visibility | null
+  readonly #visibility: ReadLimits | null
   readonly #omitUnreadable: boolean
   readonly #depth: PopulateDepth
-  constructor (registry: Registry, visibility: Visibility | null, omitUnreadable: boolean, depth: PopulateDepth) {
+  constructor (registry: Registry, visibility: ReadLimits | null, omitUnreadable: boolean, depth: PopulateDepth) {
     this.#registry = registry
     this.#visibility = visibility
     this.#omitUnreadable = omitUnreadable
@@ -278,7 +278,7 @@ export const UNLIMITED_POPULATE: PopulateDepth = { max: QS_DEPTH, limited: false
  * 400 "Invalid key"; nesting deeper than `depth.max` levels is a 400 too (see `PopulateDepth`).
  */
 export function parsePopulate (
-  registry: Registry, model: Model, raw: unknown, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null, omitUnreadable = false,
+  registry: Registry, model: Model, raw: unknown, visibility: ReadLimits | null = null, allowed: ReadonlySet<string> | null = null, omitUnreadable = false,
   depth: PopulateDepth = UNLIMITED_POPULATE
 ): PopulateTree {
   return new PopulateParser(registry, visibility, omitUnreadable, depth).parse(model, raw, [], allowed, 1)

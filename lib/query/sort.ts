@@ -3,8 +3,7 @@ import { FILE_UID, type ComponentAssociation, type MediaAssociation, type Relati
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { resolveField, splitList } from './fields.js'
 import { QS_DEPTH } from './querystring.js'
-import type { FilterNode } from './filters.js'
-import type { Visibility } from './visibility.js'
+import type { FilterNode, ReadLimits } from './filters.js'
 
 /** One step from a model to a related one: a to-one (or first-of-many) relation, media or component. */
 export interface SortHop {
@@ -42,7 +41,7 @@ function invalidKey (key: string, path: string): ValidationError {
 /** What a sort may name: the registry, the caller's reach through relations, the root's attributes. */
 interface Reach {
   registry: Registry | null
-  visibility: Visibility | null
+  visibility: ReadLimits | null
   /** A field-level permission on the root model (all when null). */
   allowed: ReadonlySet<string> | null
 }
@@ -106,7 +105,7 @@ function termsFromObject (model: Model, item: Record<string, unknown>, reach: Re
  * fields, and dynamic zones, are a 400.
  */
 export function parseSort (
-  model: Model, raw: unknown, registry: Registry | null = null, visibility: Visibility | null = null, allowed: ReadonlySet<string> | null = null
+  model: Model, raw: unknown, registry: Registry | null = null, visibility: ReadLimits | null = null, allowed: ReadonlySet<string> | null = null
 ): SortTerm[] {
   if (raw === undefined || raw === null || raw === '') return []
   const reach: Reach = { registry, visibility, allowed }

@@ -1,19 +1,6 @@
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseFilters, type FilterNode } from './filters.js'
-
-/**
- * What a caller may read of one content type (its `find` grant): the rows, as a filter in
- * Strapi's `filters` syntax with the caller's values already bound, and the attributes.
- */
-export interface ReadAccess {
-  /** Rows outside this filter do not exist for the caller (null: every row). */
-  conditions: Record<string, unknown> | null
-  /** The attributes the caller may see (null: all). System fields are always visible. */
-  fields: ReadonlySet<string> | null
-}
-
-/** The caller's read access to a content type, or null when it may not read the type at all. */
-export type ReadAccessOf = (uid: string) => ReadAccess | null
+import type { ReadAccessOf } from './access-scope.js'
+import { parseFilters, type FilterNode, type ReadLimits } from './filters.js'
 
 /**
  * What a query may reach beyond its root, through relations, media and `localizations`: a type
@@ -24,7 +11,7 @@ export type ReadAccessOf = (uid: string) => ReadAccess | null
  *
  * One instance serves one query: the conditions of each type are validated once, on first use.
  */
-export class Visibility {
+export class Visibility implements ReadLimits {
   readonly #registry: Registry
   readonly #access: ReadAccessOf
   readonly #rows = new Map<string, FilterNode | null>()

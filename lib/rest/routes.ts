@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
-import type { AccessControl, AccessGrant, AccessRequest, ContentAction, AccessScope } from '../auth/access.js'
+import type { AccessControl, AccessGrant, AccessRequest, ContentAction } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { ContentType, Registry } from '../model/registry.js'

@@ -1,8 +1,8 @@
-import { identifier, indexName, versionIndexName } from '../db/naming.js'
+import { identifier, indexName, versionIndexName } from '../model/naming.js'
 import { ConfigurationError } from '../errors.js'
 import { FILE_UID, MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
-import { columnType } from './column-types.js'
+import { columnType } from '../model/column-types.js'
 
 /**
  * The tables the models need, as plain data. Schema sync compares these specs with what the

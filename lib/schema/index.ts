@@ -8,4 +8,3 @@ export type { TableSpec, ColumnSpec, IndexSpec, ForeignKeySpec } from './desired
 export { introspectSchema } from './introspect.js'
 export type { CurrentSchema, CurrentTable, CurrentColumn, CurrentIndex } from './introspect.js'
 export { schemaLockKey } from './lock.js'
-export { columnType, varcharLimit } from './column-types.js'

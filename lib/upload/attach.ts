@@ -1,17 +1,16 @@
-import type { Kysely, Transaction } from 'kysely'
-import { ForbiddenError, ValidationError } from '../errors.js'
-import { MEDIA_LINK_TABLE, type MediaAssociation } from '../model/associations.js'
+import { ValidationError } from '../errors.js'
+import type { MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { writeMedia } from '../documents/write-media.js'
+import type { DocumentService } from '../documents/service.js'
+import type { AccessScope } from '../query/access-scope.js'
 import { UploadError } from './errors.js'
 
 /**
  * Strapi's legacy linking fields: an upload with `ref` (a content-type uid), `refId` (a row id)
- * and `field` (a media attribute) is attached to that entry's attribute as it is created. The
- * entry's other versions in the same locale (a draft & publish document's draft and published
- * rows) get the link too, so that the next publish, which copies the draft's links, keeps it.
- * A single-file attribute's previous file is replaced; a multiple one's files are kept and the
- * uploads appended.
+ * and `field` (a media attribute) is attached to that entry's attribute as it is created, through
+ * the document service of the entry's type (`linkMedia`, which also links the entry's other
+ * versions in its locale). A single-file attribute's previous file is replaced; a multiple one's
+ * files are kept and the uploads appended.
  *
  * Linking writes the entry, so the caller's `update` grant on its type limits it as it limits a
  * `PUT`: the grant's fields must list the attribute, and the entry must satisfy its conditions.
@@ -23,18 +22,6 @@ export interface MediaTarget {
   association: MediaAssociation
   rowId: number
 }
-
-/** The entry a link writes: its document, and its locale (null when the type is not localized). */
-export interface LinkedEntry {
-  documentId: string
-  locale: string | null
-}
-
-/**
- * Whether the caller may link to the entry: its `update` grant's conditions, checked through the
- * given transaction (the document service's row-level check). Always true without conditions.
- */
-export type EntryGuard = (trx: Transaction<any>, entry: LinkedEntry) => Promise<boolean>
 
 const invalid = (message: string, details: Record<string, unknown>): UploadError =>
   new UploadError('FCA_ERR_UPLOAD_INVALID_REFERENCE', message, details)
@@ -80,65 +67,19 @@ export function checkLinkField (target: MediaTarget, fields: ReadonlySet<string>
 const noEntry = (target: MediaTarget): UploadError =>
   invalid(`No ${target.model.uid} entry has id ${target.rowId}`, { ref: target.model.uid, refId: target.rowId })
 
-/** The entry with the target's row id, or null. */
-async function findEntry (db: Kysely<any>, target: MediaTarget): Promise<LinkedEntry | null> {
-  const { model, rowId } = target
-  const columns = model.localized ? ['document_id', 'locale'] : ['document_id']
-  const entry = await db.selectFrom(model.tableName).select(columns).where('id', '=', rowId).executeTakeFirst()
-  if (entry === undefined) return null
-  return { documentId: entry.document_id as string, locale: model.localized ? entry.locale as string | null : null }
-}
-
-/**
- * The rows of the entry's document that share its locale (its draft and published versions),
- * locked until the transaction ends, so that a concurrent write of the document (one that would
- * take it out of the caller's conditions) either commits before the check or waits for the link.
- *
- * ```sql
- * select id from "articles" where document_id = $1 and locale = $2 order by id for update
- * ```
- */
-async function lockVersions (trx: Transaction<any>, target: MediaTarget, entry: LinkedEntry): Promise<number[]> {
-  let query = trx.selectFrom(target.model.tableName).select('id').where('document_id', '=', entry.documentId)
-  if (target.model.localized) query = query.where('locale', entry.locale === null ? 'is' : '=', entry.locale)
-  return (await query.orderBy('id').forUpdate().execute()).map((r) => r.id as number)
-}
-
 /** Fails early, before anything is stored, when the entry does not exist or the caller may not link to it. */
-export async function checkEntry (db: Kysely<any>, target: MediaTarget, guard: EntryGuard): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const entry = await findEntry(trx, target)
-    if (entry === null || !(await guard(trx, entry))) throw noEntry(target)
-  })
+export async function checkEntry (documents: DocumentService, target: MediaTarget, access: AccessScope | undefined): Promise<void> {
+  if (!(await documents.canLinkMedia({ rowId: target.rowId, access }))) throw noEntry(target)
 }
 
 /**
- * Links files to the entry's attribute in one transaction, which also locks the entry's rows and
- * checks the caller's conditions before the write (a refusal reads as an unknown entry) and after
- * it (conditions may name the attribute: a link may not take the entry out of them, 403).
- *
- * ```sql
- * delete from "files_related_mph" where related_id = $1 and related_type = $2 and field = $3;
- * insert into "files_related_mph" (file_id, related_id, related_type, field, "order") values ($4, $1, $2, $3, 1), ...
- * ```
+ * Links files to the entry's attribute, checking the caller's conditions again before the write
+ * (a refusal reads as an unknown entry) and after it (a link may not take the entry out of them,
+ * 403). `documents` is the document service of the entry's type.
  */
 export async function attachFiles (
-  db: Kysely<any>, registry: Registry, target: MediaTarget, fileIds: readonly number[], guard: EntryGuard
+  documents: DocumentService, target: MediaTarget, fileIds: readonly number[], access: AccessScope | undefined
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const entry = await findEntry(trx, target)
-    const rows = entry === null ? [] : await lockVersions(trx, target, entry)
-    if (entry === null || !rows.includes(target.rowId) || !(await guard(trx, entry))) throw noEntry(target)
-    for (const rowId of rows) {
-      let ids = [...fileIds]
-      if (target.association.multiple) {
-        const current = await trx.selectFrom(MEDIA_LINK_TABLE).select('file_id')
-          .where('related_id', '=', rowId).where('related_type', '=', target.model.uid).where('field', '=', target.association.name)
-          .orderBy('order').orderBy('id').execute()
-        ids = [...current.map((r) => r.file_id as number).filter((id) => !fileIds.includes(id)), ...fileIds]
-      }
-      await writeMedia(trx, registry, { uid: target.model.uid, rowId }, target.association, ids)
-    }
-    if (!(await guard(trx, entry))) throw new ForbiddenError()
-  })
+  const linked = await documents.linkMedia({ rowId: target.rowId, association: target.association, fileIds, access })
+  if (!linked) throw noEntry(target)
 }

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { DocumentService, QueryParams } from '../documents/service.js'
@@ -22,7 +21,6 @@ export interface UploadDeps {
   documents: (uid: string) => DocumentService
   access: AccessControl
   options: ResolvedOptions
-  db: Kysely<any>
 }
 
 /**
@@ -83,9 +81,6 @@ export async function registerUpload (app: FastifyInstance, deps: UploadDeps): P
   const provider = createProvider(options)
   if (provider.close !== undefined) app.addHook('onClose', async () => { await provider.close!() })
   const service = new UploadService({
-    // The plugin decorates `contentApi` before registering the upload module.
-    db: deps.db,
-    registry: deps.registry,
     files: deps.documents(FILE_UID),
     documents: deps.documents,
     provider,

@@ -1,12 +1,10 @@
 import { createReadStream } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
 import { NotFoundError } from '../errors.js'
-import type { AccessScope } from '../auth/access.js'
+import type { AccessScope } from '../query/access-scope.js'
 import type { Document, DocumentService, QueryParams } from '../documents/service.js'
-import type { Registry } from '../model/registry.js'
 import { dispositionFor } from './active-types.js'
-import { attachFiles, checkAttachable, checkEntry, checkLinkField, type EntryGuard, type MediaTarget } from './attach.js'
+import { attachFiles, checkAttachable, checkEntry, checkLinkField, type MediaTarget } from './attach.js'
 import { contentDisposition as disposition } from './content-disposition.js'
 import { UploadError } from './errors.js'
 import { bytesToKilobytes, checkFileName, extensionOf, fileHash } from './file-name.js'
@@ -79,8 +77,6 @@ export interface UploadAccess {
 }
 
 export interface UploadServiceDeps {
-  db: Kysely<any>
-  registry: Registry
   files: DocumentService
   /** The document service of any content type: linking checks the entry's conditions through it. */
   documents: (uid: string) => DocumentService
@@ -180,14 +176,15 @@ export class UploadService {
    * conditions (see ./attach.ts).
    */
   async upload (staging: Staging, infos: readonly FileInfo[], target: MediaTarget | null, access: UploadAccess = {}): Promise<Document[]> {
-    const { db, registry, files, log } = this.#deps
+    const { files, log } = this.#deps
     const created = conditionsOf(access.upload)
-    const link = target === null ? null : { target, guard: this.#entryGuard(target, access.update) }
+    // Linking goes through the document service of the entry's type, under the `update` grant.
+    const link = target === null ? null : { target, entries: this.#deps.documents(target.model.uid) }
     if (link !== null) checkLinkField(link.target, access.update?.fields ?? null)
     const prepared = await this.#prepareAll(staging, infos)
     if (link !== null) {
       checkAttachable(link.target, prepared)
-      await checkEntry(db, link.target, link.guard)
+      await checkEntry(link.entries, link.target, access.update)
     }
     const rollback = new Rollback()
     try {
@@ -199,7 +196,7 @@ export class UploadService {
         rollback.records.push(record.documentId)
         records.push(record)
       }
-      if (link !== null) await attachFiles(db, registry, link.target, records.map((r) => r.id), link.guard)
+      if (link !== null) await attachFiles(link.entries, link.target, records.map((r) => r.id), access.update)
       return records
     } catch (err) {
       await rollback.run(files, this.provider, log)
@@ -320,12 +317,6 @@ export class UploadService {
     const updated = await this.#deps.files.update({ documentId, data, access })
     if (updated === null) throw new NotFoundError('file.notFound')
     return updated
-  }
-
-  /** The linking check of the entry's conditions, run by the document service of the entry's type. */
-  #entryGuard (target: MediaTarget, access: AccessScope | undefined): EntryGuard {
-    const documents = this.#deps.documents(target.model.uid)
-    return async (trx, entry) => await documents.satisfies(trx, entry.documentId, access, entry.locale)
   }
 
   /** Provider deletions after the record is gone: a failure is logged, never surfaced. */

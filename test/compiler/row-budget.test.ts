@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import type { AccessScope } from '../../lib/auth/access.js'
+import type { AccessScope } from '../../lib/query/access-scope.js'
 import { compileFindPage, compileRowProbe } from '../../lib/compiler/find.js'
 import { staticRowBound } from '../../lib/compiler/row-budget.js'
 import type { ContentType, Registry } from '../../lib/model/registry.js'

@@ -1,4 +1,10 @@
-import type { ContentTypeSchema } from '../model/types.js'
+import type { ContentTypeSchema } from './types.js'
+
+/*
+ * The users-and-permissions plugin's content types and Strapi's API tokens: built-in models,
+ * registered whatever the application's (./built-ins.ts). They live in model/ so that the
+ * registry depends on nothing above it; auth (lib/auth/) reads and writes them.
+ */
 
 export const USER_UID = 'plugin::users-permissions.user'
 export const ROLE_UID = 'plugin::users-permissions.role'

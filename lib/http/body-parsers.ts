@@ -4,6 +4,11 @@ import { PayloadTooLargeError } from '../errors.js'
 import { checkInputDepth, type RequestLimits } from '../query/limits.js'
 import { checkParameters, qsOptions } from '../query/querystring.js'
 
+/*
+ * The body parsers every HTTP surface of the content API shares (REST, auth and upload routes),
+ * below all of them so that none imports another for them.
+ */
+
 /**
  * The JSON body parser of the content API's encapsulated contexts (REST, auth and upload routes):
  * at most `limits.bodyBytes` bytes are read (Fastify stops reading there and answers 413), and

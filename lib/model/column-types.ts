@@ -1,4 +1,4 @@
-import type { Field } from '../model/registry.js'
+import type { Field } from './registry.js'
 
 /**
  * The PostgreSQL type of each field. This is the one contract shared by schema sync (which

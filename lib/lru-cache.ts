@@ -1,7 +1,7 @@
 /**
- * A small LRU map. Compiled statements are cached by the exact request that produced them (the
- * content type, the raw query string and the caller's access scope), because building and
- * compiling a query with Kysely costs more per request than running it on a warm connection.
+ * A small LRU map, with no dependency on any layer so that any of them may use it: the compiled
+ * statements of reads (building and compiling a query with Kysely costs more per request than
+ * running it on a warm connection) and the credentials auth has looked up are both bounded by it.
  * A Map iterates in insertion order, so re-inserting on a hit keeps the oldest entry first.
  */
 export class LruCache<K, V> {
