@@ -24,7 +24,6 @@ export type { Extension, ExtensionFactory, ExtensionLibraries } from './extensio
 export type { GraphqlOptions } from './options.js'
 export type { ContentTypeConfig, FieldConfig } from './shadow-crud.js'
 export type { MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig } from './wrap.js'
-export { PolicyError } from './errors.js'
 
 /** What the GraphQL module needs from the rest of the plugin. */
 export interface GraphqlDeps {

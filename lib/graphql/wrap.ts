@@ -2,9 +2,8 @@ import { defaultFieldResolver, isObjectType, type GraphQLFieldResolver, type Gra
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl, AccessScope } from '../auth/access.js'
 import type { Principal } from '../auth/authenticate.js'
-import { ForbiddenError } from '../errors.js'
+import { ForbiddenError, PolicyError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
-import { PolicyError } from './errors.js'
 
 type Resolver = GraphQLFieldResolver<any, any, any>
 

@@ -1,9 +1,8 @@
 import type { Kysely, Transaction } from 'kysely'
-import { ForbiddenError, ValidationError } from '../errors.js'
+import { ForbiddenError, UploadError, ValidationError } from '../errors.js'
 import { MEDIA_LINK_TABLE, type MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { writeMedia } from '../documents/write-media.js'
-import { UploadError } from './errors.js'
 
 /**
  * Strapi's legacy linking fields: an upload with `ref` (a content-type uid), `refId` (a row id)

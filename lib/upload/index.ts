@@ -62,7 +62,6 @@ export type { UploadProvider, ProviderUpload, ProviderResult, StoredObject } fro
 export type { FileInfo } from './file-info.js'
 export type { FileRecord } from './service.js'
 export type { UploadInput } from './staging.js'
-export { UploadError, FileTooLargeError, type UploadErrorCode } from './errors.js'
 export { LocalProvider } from './local-provider.js'
 export { S3Provider } from './s3-provider.js'
 
