@@ -74,6 +74,7 @@ export class Authenticator {
     this.#requireConfirmed = requireConfirmed
     const users = registry.get(USER_UID)!
     const role = users.associations.get('role')
+    // An invariant, not reachable: the built-in user model has it, and no model may take its uid.
     if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
     this.#table = {
       table: users.tableName,
@@ -86,6 +87,7 @@ export class Authenticator {
   useJwt (jwt: JWT): void { this.#jwt = jwt }
 
   get jwt (): JWT {
+    // An invariant, not reachable: the auth routes set it as they register, before any request.
     if (this.#jwt === null) throw new Error('JWT support is not initialised')
     return this.#jwt
   }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { createDocumentId } from '../documents/document-id.js'
-import { ApplicationError, NotFoundError } from '../errors.js'
+import { ApplicationError, NotFoundError, UsageError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { knownActions, permissionTree, type PermissionTree } from './actions.js'
 import { PERMISSION_UID, ROLE_UID, USER_UID } from './models.js'
@@ -70,6 +70,7 @@ export class PermissionStore {
     const permission = registry.get(PERMISSION_UID)!
     this.#permissions = permission.tableName
     const role = permission.associations.get('role')
+    // Invariants, not reachable: the built-in models have them, and no model may take their uids.
     if (role?.kind !== 'relation') throw new Error('the permission model has no role relation')
     this.#link = { table: role.link.table, permission: role.link.sourceColumn, role: role.link.targetColumn }
     const userRole = registry.get(USER_UID)!.associations.get('role')
@@ -125,7 +126,7 @@ export class PermissionStore {
 
   async #roleId (roleType: string, db: Kysely<any> = this.#db): Promise<number> {
     const row = await db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
-    if (row === undefined) throw new Error(`Unknown role "${roleType}"`)
+    if (row === undefined) throw new UsageError('FCA_ERR_UNKNOWN_ROLE', roleType)
     return row.id as number
   }
 
