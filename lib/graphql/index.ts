@@ -13,7 +13,6 @@ import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
 import { GraphqlApi } from './extension.js'
-import { resolveGraphqlOptions } from './options.js'
 import { Reader } from './read.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
@@ -44,7 +43,7 @@ export interface GraphqlDeps {
  * extensions in between.
  */
 export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps): Promise<GraphqlApi | null> {
-  const options = resolveGraphqlOptions(deps.options.graphql)
+  const options = deps.options.graphql
   if (options === null) return null
   const api = new GraphqlApi(options.endpoint)
   const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)

@@ -8,7 +8,7 @@ import type { ResolvedOptions } from '../options.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo, type FileInfo } from './file-info.js'
 import { LocalProvider } from './local-provider.js'
-import { resolveUploadOptions, type ResolvedUploadOptions } from './options.js'
+import type { ResolvedUploadOptions } from './options.js'
 import type { UploadProvider } from './provider.js'
 import { uploadRoutes } from './routes.js'
 import { S3Provider } from './s3-provider.js'
@@ -77,7 +77,7 @@ function createProvider (options: ResolvedUploadOptions): UploadProvider {
  * `upload.enabled` is false).
  */
 export async function registerUpload (app: FastifyInstance, deps: UploadDeps): Promise<UploadApi | null> {
-  const options = resolveUploadOptions(deps.options.upload)
+  const options = deps.options.upload
   if (!options.enabled) return null
   const provider = createProvider(options)
   if (provider.close !== undefined) app.addHook('onClose', async () => { await provider.close!() })
