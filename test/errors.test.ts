@@ -6,6 +6,8 @@ import {
   LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, RateLimitError, SchemaSyncError,
   ServiceUnavailableError, UnauthorizedError, UnknownContentTypeError, UploadError, UsageError, ValidationError, errorCodes
 } from '../lib/errors.js'
+import { build } from './helpers/build.js'
+import { article } from './fixtures/models.js'
 
 /**
  * Every error code is documented: the table of lib/errors.ts and the tables of docs/errors.md
@@ -98,4 +100,11 @@ t.test('errors stay instanceof-checkable through their families', async (t) => {
   const gone = new GoneError('Gone for good')
   t.same([gone instanceof NotFoundError, gone.code, gone.status, gone.name, gone.message], [true, 'FCA_ERR_NOT_FOUND', 404, 'NotFoundError', 'Gone for good'],
     'an application\'s subclass keeps its parent\'s row')
+})
+
+t.test('a misused API throws a coded UsageError', async (t) => {
+  const { app } = await build(t, { models: [article], graphql: false, upload: { enabled: false } })
+  await t.rejects(app.contentApi.permissions.grant('editor', ['api::article.article.find']),
+    { name: 'UsageError', code: 'FCA_ERR_UNKNOWN_ROLE', message: 'Unknown role "editor"' }, 'a role that does not exist')
+  t.throws(() => app.contentApi.documents('api::nope.nope'), { name: 'UnknownContentTypeError', code: 'FCA_ERR_UNKNOWN_CONTENT_TYPE' })
 })
