@@ -5,6 +5,7 @@ import Fastify from 'fastify'
 import contentApi from './index.js'
 import type { ContentApiOptions } from './options.js'
 import type { ApiTokenType } from './auth/api-tokens.js'
+import { UsageError } from './errors.js'
 
 const USAGE = `Usage: fastify-content-api token <command> [options]
 
@@ -32,7 +33,7 @@ async function loadOptions (path: string): Promise<ContentApiOptions> {
   const module = await import(pathToFileURL(resolve(path)).href) as { default?: unknown }
   const exported = module.default
   const options = typeof exported === 'function' ? await (exported as () => unknown)() : exported
-  if (typeof options !== 'object' || options === null) throw new Error(`${path} must export the plugin options (or a function returning them) as default`)
+  if (typeof options !== 'object' || options === null) throw new UsageError('FCA_ERR_CLI_CONFIG', path)
   return options as ContentApiOptions
 }
 
@@ -76,19 +77,19 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
     const options = await loadOptions(values.config!)
     if ((command === 'create' || command === 'regenerate') && options.auth?.apiTokenSalt === undefined) {
       // The plugin would generate a throwaway salt, and the key printed would never work against the application.
-      throw new Error(`token ${command} needs auth.apiTokenSalt in ${values.config!}: without the application's salt the key would not work against it`)
+      throw new UsageError('FCA_ERR_CLI_NO_SALT', command, values.config!)
     }
     await app.register(contentApi, options)
     await app.ready()
     const tokens = app.contentApi.apiTokens
     const print = (value: unknown, text: string): void => io.out(values.json === true ? JSON.stringify(value, null, 2) : text)
     const idOrName = (value: string | undefined): number | string => {
-      if (value === undefined) throw new Error(`token ${command} needs an id or a name`)
+      if (value === undefined) throw new UsageError('FCA_ERR_CLI_NO_TARGET', command)
       return /^\d+$/.test(value) ? Number(value) : value
     }
     switch (command) {
       case 'create': {
-        if (values.name === undefined || values.type === undefined) throw new Error('token create needs --name and --type')
+        if (values.name === undefined || values.type === undefined) throw new UsageError('FCA_ERR_CLI_CREATE_ARGUMENTS')
         const days = values['lifespan-days']
         const created = await tokens.create({
           name: values.name,

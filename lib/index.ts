@@ -163,7 +163,7 @@ export * from './model/types.js'
 export type { Registry, ContentType, Component, Field } from './model/registry.js'
 export { DocumentService, type Document, type QueryParams, type WriteParams } from './documents/service.js'
 export type { SchemaPlan, SchemaSyncResult } from './schema/index.js'
-export { GraphqlApi, PolicyError } from './graphql/index.js'
+export { GraphqlApi } from './graphql/index.js'
 export type {
   GraphqlOptions, Extension, ExtensionFactory, ContentTypeConfig, FieldConfig,
   MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig

@@ -3,12 +3,14 @@ import Value from 'typebox/value'
 import { ConfigurationError } from './errors.js'
 import { isKysely, type DatabaseOption } from './db/connect.js'
 import type { ComponentSchema, ContentTypeSchema } from './model/types.js'
-import type { GraphqlOptions } from './graphql/options.js'
-import type { UploadOptions } from './upload/options.js'
+import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql/options.js'
+import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload/options.js'
 
 /**
  * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the
- * user's options against it once, at registration, and reports every problem in one error.
+ * user's options against it once, at registration, before anything connects or writes, and
+ * reports every problem in one error. The `graphql` and `upload` sections have their schemas in
+ * their areas (lib/graphql/options.ts, lib/upload/options.ts), run by the same step.
  * docs/options.md documents each key.
  */
 const RestOptions = Type.Object({
@@ -165,9 +167,9 @@ const OptionsSchema = Type.Object({
   query: Type.Optional(QueryOptions),
   limits: Type.Optional(LimitOptions),
   auth: Type.Optional(AuthOptions),
-  /** GraphQL plugin options; validated by lib/graphql/options.ts. `false` turns GraphQL off. */
+  /** GraphQL options; their schema is lib/graphql/options.ts. `false` turns GraphQL off. */
   graphql: Type.Optional(Type.Unknown()),
-  /** Upload plugin options; validated by lib/upload/options.ts. */
+  /** Upload options; their schema is lib/upload/options.ts. */
   upload: Type.Optional(Type.Unknown())
 }, { additionalProperties: false })
 
@@ -218,10 +220,9 @@ export interface ResolvedOptions {
   query: Static<typeof QueryOptions>
   limits: Static<typeof LimitOptions>
   auth: Static<typeof AuthOptions> & { email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string } }
-  /** Raw; lib/graphql/options.ts validates and defaults it. */
-  graphql: GraphqlOptions | false | undefined
-  /** Raw; lib/upload/options.ts validates and defaults it. */
-  upload: UploadOptions | undefined
+  /** Null when GraphQL is off (`graphql: false`). */
+  graphql: ResolvedGraphqlOptions | null
+  upload: ResolvedUploadOptions
 }
 
 function describe (path: string, message: string): string {
@@ -311,8 +312,21 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
     }
   }
   problems.push(...checkAuth(resolved.auth))
+  resolved.graphql = areaOptions(() => resolveGraphqlOptions(options.graphql), problems) ?? null
+  resolved.upload = areaOptions(() => resolveUploadOptions(options.upload), problems)!
   if (problems.length > 0) throw new ConfigurationError(problems)
   return resolved
+}
+
+/** An area's own resolve step (graphql, upload), its problems listed with the others. */
+function areaOptions<T> (resolve: () => T, problems: string[]): T | undefined {
+  try {
+    return resolve()
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err
+    problems.push(...err.problems)
+    return undefined
+  }
 }
 
 /** The auth options' rules across keys: secrets outside development, and what the email flows need. */

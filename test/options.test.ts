@@ -2,6 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { sql } from 'kysely'
 import contentApi, { ConfigurationError, type ContentApiOptions } from '../lib/index.js'
+import { resolveOptions } from '../lib/options.js'
 import { build } from './helpers/build.js'
 import { createTestDatabase } from './helpers/database.js'
 import { article, homepage } from './fixtures/models.js'
@@ -127,6 +128,59 @@ t.test('an app with bad options never starts and touches nothing', async (t) => 
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(database.db)
   t.equal(rows[0].n, 0, 'no table was created')
   t.equal((await sql<{ x: number }>`select 1 as x`.execute(database.db)).rows[0].x, 1, 'the Kysely instance given is still usable')
+})
+
+t.test('graphql and upload options are checked with the others, before any DDL runs', async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
+  t.teardown(async () => { await app.close().catch(() => {}) })
+  app.register(contentApi, {
+    models: [article],
+    db: database.db,
+    rest: { defaultLimit: 0 },
+    graphql: { endpoint: 'graphql', depthLimit: 0 },
+    upload: { maxFiles: 0, provider: 'ftp' as 'local' }
+  })
+  const err = await app.ready().then(() => null, (e: unknown) => e)
+  t.type(err, ConfigurationError)
+  t.same((err as ConfigurationError).problems, [
+    'rest.defaultLimit: must be >= 1',
+    'graphql.endpoint: expected a path starting with /',
+    'graphql.depthLimit: expected an integer of at least 1',
+    'upload.maxFiles: must be >= 1',
+    'upload.provider: expected "local", "s3" or an object with upload(file) and delete(file) methods'
+  ], 'one error lists the problems of every section')
+  t.match((err as ConfigurationError).message, /^Invalid fastify-content-api options:\n {2}- /)
+  t.notOk(app.hasDecorator('contentApi'))
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(database.db)
+  t.equal(rows[0].n, 0, 'no table was created')
+
+  t.same(await problems(t, { models: [article], graphql: { endpoint: 'graphql' } }), ['graphql.endpoint: expected a path starting with /'], 'a typo in graphql.endpoint alone')
+  t.same(await problems(t, { models: [article], graphql: 'on' }), ['graphql: expected an object or false'])
+  t.same(await problems(t, { models: [article], upload: { sizeLimt: 10 } }), ['upload: unknown option(s) sizeLimt'], 'a typo in an upload option alone')
+})
+
+t.test('graphql and upload options are reported before the database is connected to', async (t) => {
+  // Nothing listens on port 1: were the database reached first, the error would be ECONNREFUSED.
+  const db = 'postgres://nobody@127.0.0.1:1/nothing'
+  t.same(await problems(t, { models: [article], db, graphql: { endpoint: 'graphql' } }), ['graphql.endpoint: expected a path starting with /'])
+  t.same(await problems(t, { models: [article], db, upload: { local: { baseUrl: 'uploads' } } }), ['upload.local.baseUrl: must match pattern "^/[^?#]*[^/?#]$"'])
+})
+
+t.test('graphql and upload defaults are filled in by the same step', async (t) => {
+  const resolved = resolveOptions({ models: [] })
+  t.match(resolved.graphql, { endpoint: '/graphql', shadowCRUD: true, depthLimit: 10, amountLimit: 100, defaultLimit: 10, format: 'entity' })
+  t.match(resolved.upload, { enabled: true, sizeLimit: 1_000_000_000, maxFiles: 20, provider: 'local', local: { directory: 'public/uploads', baseUrl: '/uploads', serve: true } })
+  t.equal(resolveOptions({ models: [], graphql: false }).graphql, null, 'graphql: false turns GraphQL off')
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
+  t.teardown(() => app.close())
+  await app.register(contentApi, { models: [article], db: database.db, graphql: false, upload: { enabled: false }, schemaSync: { mode: 'off' } })
+  await app.ready()
+  t.equal(app.contentApi.graphql, null)
+  t.equal(app.contentApi.upload, null)
 })
 
 t.test('invalid models fail the same way, before anything is touched', async (t) => {

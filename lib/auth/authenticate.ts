@@ -66,6 +66,7 @@ export class Authenticator {
   useJwt (jwt: JWT): void { this.#jwt = jwt }
 
   get jwt (): JWT {
+    // An invariant, not reachable: the auth routes set it as they register, before any request.
     if (this.#jwt === null) throw new Error('JWT support is not initialised')
     return this.#jwt
   }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { ApplicationError, NotFoundError } from '../errors.js'
+import { ApplicationError, NotFoundError, UsageError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
 import { createDocumentId } from './document-id.js'
 
@@ -28,6 +28,7 @@ interface Link { table: string, from: string, to: string }
 
 function linkOf (model: ContentType, attribute: string): Link {
   const association = model.associations.get(attribute)
+  // An invariant, not reachable: the built-in models have it, and no model may take their uids.
   if (association?.kind !== 'relation') throw new Error(`the ${model.uid} model has no ${attribute} relation`)
   return { table: association.link.table, from: association.link.sourceColumn, to: association.link.targetColumn }
 }
@@ -219,7 +220,7 @@ export class RolePermissionRows {
 
   async #roleId (roleType: string, db: Kysely<any> = this.#db): Promise<number> {
     const row = await db.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
-    if (row === undefined) throw new Error(`Unknown role "${roleType}"`)
+    if (row === undefined) throw new UsageError('FCA_ERR_UNKNOWN_ROLE', roleType)
     return row.id as number
   }
 

@@ -46,6 +46,7 @@ export class UserStore {
       confirmationToken: users.fields.get('confirmationToken')!.column
     }
     const role = users.associations.get('role')
+    // An invariant, not reachable: the built-in user model has it, and no model may take its uid.
     if (role?.kind !== 'relation') throw new Error('the user model has no role relation')
     this.#role = { link: role.link.table, user: role.link.sourceColumn, role: role.link.targetColumn, roles: roles.tableName }
   }

@@ -1,19 +1,8 @@
 import { GraphQLError, type ExecutionResult } from 'graphql'
 import type { FastifyReply } from 'fastify'
 import { isDatabaseUnavailable } from '../db/faults.js'
-import { ContentApiError, ForbiddenError, LimitError, ServiceUnavailableError, UnauthorizedError, ValidationError, type ErrorDetails } from '../errors.js'
-import { toContentApiError } from '../rest/error-handler.js'
-
-/**
- * 403 — a resolver policy returned false (Strapi's `PolicyError`, "Policy Failed").
- * Kept here until lib/errors.ts defines it (see the module's report); answered as FORBIDDEN.
- */
-export class PolicyError extends ContentApiError {
-  override readonly name = 'PolicyError'
-  readonly status = 403
-  readonly code = 'FCA_ERR_POLICY'
-  constructor (message = 'Policy Failed', details?: ErrorDetails) { super(message, details) }
-}
+import { ForbiddenError, LimitError, PolicyError, ServiceUnavailableError, UnauthorizedError, ValidationError } from '../errors.js'
+import { toContentApiError } from '../error-handler.js'
 
 export interface FormattedError {
   message: string

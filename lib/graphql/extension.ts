@@ -2,6 +2,7 @@ import * as graphql from 'graphql'
 import type { GraphQLNamedType, GraphQLSchema } from 'graphql'
 import { makeExecutableSchema, mergeSchemas } from '@graphql-tools/schema'
 import type { FastifyInstance } from 'fastify'
+import { UsageError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { builtInDefaults, ContentTypeConfig } from './shadow-crud.js'
 import type { MiddlewareFactory, PolicyFunction, ResolverConfig } from './wrap.js'
@@ -59,7 +60,7 @@ export class GraphqlApi {
   }
 
   #open (what: string): void {
-    if (this.#schema !== null) throw new Error(`graphql.${what}() must be called before the application is ready: the schema is built by then`)
+    if (this.#schema !== null) throw new UsageError('FCA_ERR_GRAPHQL_SCHEMA_BUILT', what)
   }
 
   /** What Shadow CRUD generates for a content type (created on first use, enabled). */
@@ -76,7 +77,7 @@ export class GraphqlApi {
   use (extension: Extension | ExtensionFactory): this {
     this.#open('use')
     if (typeof extension !== 'function' && (typeof extension !== 'object' || extension === null)) {
-      throw new TypeError('graphql.use() expects an extension object or a function returning one')
+      throw new UsageError('FCA_ERR_GRAPHQL_INVALID_EXTENSION')
     }
     this.#extensions.push(extension)
     return this
@@ -101,7 +102,7 @@ export class GraphqlApi {
 
   /** The schema in SDL, once built. */
   printSchema (): string {
-    if (this.#schema === null) throw new Error('The GraphQL schema is built when the application is ready')
+    if (this.#schema === null) throw new UsageError('FCA_ERR_GRAPHQL_SCHEMA_NOT_BUILT')
     return graphql.printSchema(this.#schema)
   }
 

@@ -13,7 +13,6 @@ import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
 import { GraphqlApi } from './extension.js'
-import { resolveGraphqlOptions } from './options.js'
 import { Reader } from './read.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
@@ -24,7 +23,6 @@ export type { Extension, ExtensionFactory, ExtensionLibraries } from './extensio
 export type { GraphqlOptions } from './options.js'
 export type { ContentTypeConfig, FieldConfig } from './shadow-crud.js'
 export type { MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig } from './wrap.js'
-export { PolicyError } from './errors.js'
 
 /** What the GraphQL module needs from the rest of the plugin. */
 export interface GraphqlDeps {
@@ -45,7 +43,7 @@ export interface GraphqlDeps {
  * extensions in between.
  */
 export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps): Promise<GraphqlApi | null> {
-  const options = resolveGraphqlOptions(deps.options.graphql)
+  const options = deps.options.graphql
   if (options === null) return null
   const api = new GraphqlApi(options.endpoint)
   const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)

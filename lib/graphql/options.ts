@@ -71,8 +71,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const positiveInteger = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 1
 
 /**
- * Validates and defaults the `graphql` option once, at registration; every problem is reported in
- * one `ConfigurationError`. Returns null when GraphQL is off (`graphql: false`).
+ * Validates and defaults the `graphql` option; every problem is reported in one
+ * `ConfigurationError`. Returns null when GraphQL is off (`graphql: false`). Run by the plugin's
+ * one options step (`resolveOptions`, lib/options.ts), before anything connects.
  */
 export function resolveGraphqlOptions (raw: unknown, production = process.env.NODE_ENV === 'production'): ResolvedGraphqlOptions | null {
   if (raw === false) return null

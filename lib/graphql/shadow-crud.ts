@@ -1,5 +1,6 @@
 import { API_TOKEN_UID, PERMISSION_UID, ROLE_UID, USER_UID } from '../model/users-permissions.js'
 import type { ContentAction } from '../auth/access.js'
+import { UsageError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
 
 /** The actions Shadow CRUD generates an operation for, per content type. */
@@ -9,7 +10,7 @@ const MUTATIONS = new Set<string>(['create', 'update', 'delete'])
 
 function checkAction (action: string): ContentAction | '*' {
   if (action === '*' || (ACTIONS as readonly string[]).includes(action)) return action as ContentAction | '*'
-  throw new TypeError(`Unknown Shadow CRUD action "${action}": expected one of ${ACTIONS.join(', ')} or "*"`)
+  throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_ACTION', action, ACTIONS.join(', '))
 }
 
 /** What one attribute shows in the schema: its output field, its input field, its filter. */

@@ -3,9 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import type { Principal } from '../auth/authenticate.js'
-import { ForbiddenError } from '../errors.js'
+import { ForbiddenError, PolicyError, UsageError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
-import { PolicyError } from './errors.js'
 
 type Resolver = GraphQLFieldResolver<any, any, any>
 
@@ -89,7 +88,7 @@ function policyOf (deps: WrapDeps, item: NonNullable<ResolverConfig['policies']>
   if (typeof item === 'function') return { fn: item, config: undefined }
   const name = typeof item === 'string' ? item : item.name
   const fn = deps.policies.get(name)
-  if (fn === undefined) throw new Error(`Unknown GraphQL policy "${name}" (register it with app.contentApi.graphql.policy())`)
+  if (fn === undefined) throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_POLICY', name)
   return { fn, config: typeof item === 'string' ? undefined : item.config }
 }
 
@@ -97,7 +96,7 @@ function middlewareOf (deps: WrapDeps, item: NonNullable<ResolverConfig['middlew
   if (typeof item === 'function') return item
   const name = typeof item === 'string' ? item : item.name
   const factory = deps.middlewares.get(name)
-  if (factory === undefined) throw new Error(`Unknown GraphQL middleware "${name}" (register it with app.contentApi.graphql.middleware())`)
+  if (factory === undefined) throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_MIDDLEWARE', name)
   return factory(typeof item === 'string' ? undefined : item.options, { app: deps.app })
 }
 
@@ -154,6 +153,6 @@ export function wrapResolvers (schema: GraphQLSchema, deps: WrapDeps, configs: R
   for (const key of configs.keys()) {
     const [typeName, fieldName] = key.split('.')
     const type = schema.getType(typeName)
-    if (!isObjectType(type) || type.getFields()[fieldName] === undefined) throw new Error(`resolversConfig: no field ${key} in the GraphQL schema`)
+    if (!isObjectType(type) || type.getFields()[fieldName] === undefined) throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_FIELD', key)
   }
 }

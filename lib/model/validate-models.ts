@@ -1,4 +1,5 @@
 import { columnName, snakeCase } from './naming.js'
+import { BUILT_IN_CONTENT_TYPES } from './built-ins.js'
 import type { Attribute, ComponentSchema, ContentTypeSchema } from './types.js'
 import { RELATION_KINDS, SCALAR_TYPES } from './types.js'
 
@@ -19,6 +20,8 @@ const COMPONENT_UID = /^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/
 const MEDIA_TYPES = new Set(['images', 'files', 'videos', 'audios'])
 /** Built-in targets a relation may point to before their own issues register them as models. */
 const BUILT_IN_TARGETS = new Set(['plugin::upload.file', 'plugin::users-permissions.user', 'plugin::users-permissions.role'])
+/** The library's own content types: a model may point to them, not take their uid. */
+const BUILT_IN_UIDS = new Set(BUILT_IN_CONTENT_TYPES.map((ct) => ct.uid))
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 /** Same test without narrowing, for values whose declared type we keep. */
@@ -154,6 +157,7 @@ export function validateSchemas (
     if (info.singularName !== undefined && info.singularName === info.pluralName) problems.push(`${where}: singularName and pluralName must differ`)
     const uid = uidOf(model)
     if (uids.has(uid)) problems.push(`${where}: duplicate content type uid "${uid}"`)
+    if (BUILT_IN_UIDS.has(uid)) problems.push(`${where}: the uid of a built-in content type (a model may relate to it, not redefine it)`)
     uids.add(uid)
     for (const id of [info.singularName, info.pluralName]) {
       if (typeof id !== 'string') continue

@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
 import type { ResolvedOptions } from '../options.js'
 import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
-import { errorHandler } from './error-handler.js'
+import { errorHandler } from '../error-handler.js'
 import { i18nLocalesRoute } from './i18n-locales.js'
 import { registerContentTypeRoutes, type RouteContext } from './routes.js'
 

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { HttpError, NotFoundError, type ContentApiError } from '../errors.js'
-import { toContentApiError } from '../rest/error-handler.js'
+import { toContentApiError } from '../error-handler.js'
 import { errorBody, hasSurfaces, surfaceOf, type Surface } from './surfaces.js'
 
 /**

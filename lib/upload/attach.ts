@@ -1,9 +1,8 @@
-import { ValidationError } from '../errors.js'
+import { UploadError, ValidationError } from '../errors.js'
 import type { MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import type { DocumentService } from '../documents/service.js'
 import type { AccessScope } from '../query/access-scope.js'
-import { UploadError } from './errors.js'
 
 /**
  * Strapi's legacy linking fields: an upload with `ref` (a content-type uid), `refId` (a row id)

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { extname } from 'node:path'
-import { UploadError } from './errors.js'
+import { UploadError } from '../errors.js'
 
 /**
  * File names as clients send them, and the storage names derived from them. The name a record

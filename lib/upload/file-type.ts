@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises'
 import { fileTypeFromBuffer, supportedExtensions, supportedMimeTypes } from 'file-type'
 import mime from 'mime-types'
-import { UploadError } from './errors.js'
+import { UploadError } from '../errors.js'
 
 /**
  * What a file really is, from its first bytes (magic numbers, read by `file-type`, as Strapi's

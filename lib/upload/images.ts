@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { imageSizeFromFile } from 'image-size/fromFile'
 import type { Sharp, SharpOptions } from 'sharp'
-import { UploadError } from './errors.js'
+import { UploadError } from '../errors.js'
 
 /**
  * Image handling, as Strapi's image-manipulation service does it. Width and height always come

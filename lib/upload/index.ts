@@ -7,7 +7,7 @@ import type { ResolvedOptions } from '../options.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo, type FileInfo } from './file-info.js'
 import { LocalProvider } from './local-provider.js'
-import { resolveUploadOptions, type ResolvedUploadOptions } from './options.js'
+import type { ResolvedUploadOptions } from './options.js'
 import type { UploadProvider } from './provider.js'
 import { uploadRoutes } from './routes.js'
 import { S3Provider } from './s3-provider.js'
@@ -60,7 +60,6 @@ export type { UploadProvider, ProviderUpload, ProviderResult, StoredObject } fro
 export type { FileInfo } from './file-info.js'
 export type { FileRecord } from './service.js'
 export type { UploadInput } from './staging.js'
-export { UploadError, FileTooLargeError, type UploadErrorCode } from './errors.js'
 export { LocalProvider } from './local-provider.js'
 export { S3Provider } from './s3-provider.js'
 
@@ -76,7 +75,7 @@ function createProvider (options: ResolvedUploadOptions): UploadProvider {
  * `upload.enabled` is false).
  */
 export async function registerUpload (app: FastifyInstance, deps: UploadDeps): Promise<UploadApi | null> {
-  const options = resolveUploadOptions(deps.options.upload)
+  const options = deps.options.upload
   if (!options.enabled) return null
   const provider = createProvider(options)
   if (provider.close !== undefined) app.addHook('onClose', async () => { await provider.close!() })

@@ -22,7 +22,8 @@ export class LocalProvider implements UploadProvider {
   }
 
   #path (key: string): string {
-    // Keys are built from slugged hashes; this guards the invariant rather than trusting it.
+    // An invariant, not reachable through the API: keys are built from slugged hashes. It is
+    // guarded rather than trusted because a wrong key would write outside the directory.
     if (basename(key) !== key || key.startsWith('.')) throw new Error(`invalid storage key ${JSON.stringify(key)}`)
     return join(this.directory, key)
   }

@@ -4,8 +4,8 @@ import { ConfigurationError } from '../errors.js'
 import type { UploadProvider } from './provider.js'
 
 /**
- * Upload options (docs/upload.md), validated once at registration like the plugin's own: every
- * problem is reported in one `ConfigurationError`. Defaults follow Strapi's upload plugin where it
+ * Upload options (docs/upload.md), validated with the plugin's own by `resolveOptions`
+ * (lib/options.ts), before anything connects: every problem is reported in one `ConfigurationError`. Defaults follow Strapi's upload plugin where it
  * has one (`sizeLimit`, breakpoints, the media-library settings `sizeOptimization`,
  * `responsiveDimensions`, `autoOrientation`).
  */

@@ -6,7 +6,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import type { MultipartFile, MultipartValue } from '@fastify/multipart'
-import { FileTooLargeError, UploadError } from './errors.js'
+import { FileTooLargeError, UploadError } from '../errors.js'
 import { checkFileName } from './file-name.js'
 
 /**

@@ -152,6 +152,17 @@ t.test('content types: kind, info, uids and tables', async (t) => {
   ], JSON.stringify(problems))
 })
 
+t.test('a model may not take the uid of a built-in content type', async (t) => {
+  const problems = await modelProblems(t, [
+    collection('user', 'users', { username: { type: 'string' } }, { uid: 'plugin::users-permissions.user' }),
+    collection('file', 'files', {}, { uid: 'plugin::upload.file' })
+  ])
+  t.same(problems, [
+    'plugin::users-permissions.user: the uid of a built-in content type (a model may relate to it, not redefine it)',
+    'plugin::upload.file: the uid of a built-in content type (a model may relate to it, not redefine it)'
+  ], JSON.stringify(problems))
+})
+
 t.test('components: uid form, unknown components, dynamic zones', async (t) => {
   const problems = await modelProblems(t, [collection('page', 'pages', {
     blocks: { type: 'dynamiczone', components: ['shared.seo', 'shared.missing'] },

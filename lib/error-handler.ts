@@ -1,8 +1,14 @@
+/**
+ * Strapi's error envelope for anything a request throws, shared by every surface: the REST, auth
+ * and upload routes answer with `errorHandler`; GraphQL (lib/graphql/errors.ts) and the server's
+ * own refusals (lib/server/server-options.ts) map through `toContentApiError` into their formats.
+ */
+
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { isDatabaseUnavailable } from '../db/faults.js'
+import { isDatabaseUnavailable } from './db/faults.js'
 import {
   ContentApiError, HttpError, InternalServerError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, ValidationError
-} from '../errors.js'
+} from './errors.js'
 
 /** PostgreSQL error classes that only a client's value can cause: 22 data exception, 23 integrity. */
 const CLIENT_SQLSTATE = /^2[23]/
@@ -47,6 +53,11 @@ function envelopeJson (error: ContentApiError): string {
   }
 }
 
+/**
+ * The Fastify error handler of the content API's routes: the error's status and Strapi's
+ * envelope `{ data: null, error: { status, name, message, details } }`. A 503 carries
+ * `Retry-After` and is logged as a warning; a 500 is logged as an error, its cause never sent.
+ */
 export function errorHandler (this: unknown, err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const error = toContentApiError(err)
   if (error instanceof ServiceUnavailableError) {
