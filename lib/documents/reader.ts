@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely'
-import type { LruCache } from '../compiler/cache.js'
+import { LruCache } from '../compiler/cache.js'
 import {
   compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type CompileOptions, type FindSpec
 } from '../compiler/find.js'
@@ -81,7 +81,7 @@ export class DocumentReader {
   /** The statement of a read from the cache, or compiled (and cached) now. */
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
     // Only the target may hold a NUL (a documentId from a URL): it goes last, so no two reads share a key.
-    const key = `${this.#model.uid}\0${maxRows ?? ''}\0${treeKey(tree)}\0${targetKey(target)}`
+    const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
     let read = this.#ctx.queries.get(key)
     if (read === undefined) {
       read = this.#compile(tree, target, maxRows)
@@ -108,6 +108,32 @@ export class DocumentReader {
         return { query: compileFindOne(db, this.#model, spec, target.documentId, compile).compile(), probe: probe({ documentId: target.documentId }) }
     }
   }
+}
+
+/**
+ * Tree keys by a number that stands for them in statement keys. A tree key may run to
+ * kilobytes, and a key built per request is hashed per request: the number is looked up once per
+ * tree object (trees are reused from the edges' memos), so a cached read costs a short key's
+ * hash. Equal tree keys get the same number while it is remembered (the most recent shapes); a
+ * number is never given to another key, so a forgotten shape costs a compilation, never a
+ * wrong statement.
+ */
+const shapes = new LruCache<string, number>(2000)
+const shapeOfTree = new WeakMap<QueryTree, number>()
+let nextShape = 0
+
+function shapeOf (tree: QueryTree): number {
+  let shape = shapeOfTree.get(tree)
+  if (shape === undefined) {
+    const key = treeKey(tree)
+    shape = shapes.get(key)
+    if (shape === undefined) {
+      shape = nextShape++
+      shapes.set(key, shape)
+    }
+    shapeOfTree.set(tree, shape)
+  }
+  return shape
 }
 
 function targetKey (target: Target): string {
