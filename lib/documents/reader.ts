@@ -65,7 +65,8 @@ export class DocumentReader {
   }
 
   async read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
-    const read = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
+    const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
+    const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
     const { db } = this.#ctx
     const row = await withinRows(db, read.probe, options.maxRows, async () => (await db.executeQuery(read.query)).rows[0])
     // A missing document is no row, or (a row budget checked inline) a row whose data is null.
@@ -80,7 +81,6 @@ export class DocumentReader {
 
   /** The statement of a read from the cache, or compiled (and cached) now. */
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
-    // Only the target may hold a NUL (a documentId from a URL): it goes last, so no two reads share a key.
     const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
     let read = this.#ctx.queries.get(key)
     if (read === undefined) {
@@ -104,8 +104,10 @@ export class DocumentReader {
         const window = limit === null ? { start } : { start, limit }
         return { query: compileFindMany(db, this.#model, { ...spec, ...window }, compile).compile(), probe: probe({ start, limit }) }
       }
-      case 'one':
-        return { query: compileFindOne(db, this.#model, spec, target.documentId, compile).compile(), probe: probe({ documentId: target.documentId }) }
+      case 'one': {
+        const documentId = target.documentId === null ? null : DOCUMENT_ID as unknown as string
+        return { query: compileFindOne(db, this.#model, spec, documentId, compile).compile(), probe: probe({ documentId }) }
+      }
     }
   }
 }
@@ -140,6 +142,18 @@ function targetKey (target: Target): string {
   switch (target.kind) {
     case 'page': return 'page'
     case 'window': return `window\0${target.start}\0${target.limit ?? ''}`
-    case 'one': return target.documentId === null ? 'single' : `one\0${target.documentId}`
+    case 'one': return target.documentId === null ? 'single' : 'one'
   }
+}
+
+/**
+ * Stands for the documentId in a one-document statement, so that one statement serves every
+ * document (`where t.document_id = $n`): `bind` puts the documentId read in its place. An object
+ * no caller can pass, so no other parameter is taken for it.
+ */
+const DOCUMENT_ID = Object.freeze({ documentId: 'bound at execution' })
+
+function bind (read: CachedRead, documentId: string): CachedRead {
+  const at = <Q extends CompiledQuery<any>>(query: Q): Q => ({ ...query, parameters: query.parameters.map((p) => p === DOCUMENT_ID ? documentId : p) })
+  return { query: at(read.query), probe: read.probe === null ? null : at(read.probe) }
 }

@@ -49,10 +49,16 @@ t.test('the same query from two surfaces: one compiled statement', async (t) => 
   await notes.findPageJson(parseQuery(model, { filters: { title: { $eq: 'b' } } }, { registry, limits, i18n, allowAllLocales: true }))
   t.equal(queries.size, 3, 'another filter value: another statement')
 
-  const [one] = await notes.findMany({ filters: { title: 'b' } })
-  t.equal(await notes.findOneJson(one.documentId, fromObjects), null, 'one document, filtered out')
-  t.equal(JSON.parse((await notes.findOneJson(one.documentId, notes.queryTree({}, { list: false })))!).title, 'b')
-  t.equal(queries.size, 5, 'one statement per document read')
+  const [b, a1, a2] = await notes.findMany({ sort: 'title:desc' })
+  t.equal(await notes.findOneJson(b.documentId, fromObjects), null, 'one document, filtered out')
+  t.equal(queries.size, 4, 'a one-document read: a statement of its own')
+  t.equal(JSON.parse((await notes.findOneJson(a1.documentId, fromObjects))!).documentId, a1.documentId)
+  t.equal(JSON.parse((await notes.findOneJson(a2.documentId, fromQueryString))!).documentId, a2.documentId)
+  t.equal(queries.size, 4, 'the same statement for every document: the documentId is a parameter bound when it runs')
+  const any = notes.queryTree({}, { list: false })
+  t.equal(JSON.parse((await notes.findOneJson(b.documentId, any))!).title, 'b')
+  t.equal(await notes.findOneJson('no-such-document', any), null, 'no such document')
+  t.equal(queries.size, 5)
 })
 
 t.test('application-code reads run through the same reader, uncached', async (t) => {
