@@ -18,7 +18,7 @@ export interface CachedRead {
 export interface ReaderContext {
   db: Kysely<any>
   compile: CompileOptions
-  /** Compiled reads by content type, read and tree key (see lib/query/tree-key.ts). */
+  /** Compiled reads by content type, tree shape (lib/query/tree-key.ts) and what is read of the tree. */
   queries: LruCache<string, CachedRead>
 }
 
