@@ -1,10 +1,7 @@
-import type { CompiledQuery, Kysely, Transaction } from 'kysely'
+import type { Transaction } from 'kysely'
 import {
-  compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type FindSpec
-} from '../compiler/find.js'
-import {
-  paginationMeta, parseLocale, parseQuery, parseQueryString,
-  type ParseOptions, type PaginationMeta, type QueryTree, type RawQuery
+  parseLocale, parseQuery,
+  type ParseOptions, type QueryTree, type RawQuery
 } from '../query/index.js'
 import type { MediaAssociation } from '../model/associations.js'
 import type { AccessScope } from '../query/access-scope.js'
@@ -14,17 +11,24 @@ import { writeScope } from './locales.js'
 import { canLinkMedia, linkMedia, type EntryGuard } from './media-links.js'
 import { prepareWrite } from './prepare-write.js'
 import { permits } from './row-access.js'
-import type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
-import { withinRows } from './within-rows.js'
+import type { Document, QueryParams, ServiceContext, WriteParams } from './types.js'
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
 import { runWrite, type ChangeListeners } from './write-transaction.js'
+import { DocumentReader, type ReadOptions } from './reader.js'
 
 export type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
 
 /** A page rendered by PostgreSQL: `json` is the `data` array as JSON text, ready to send. */
 export interface JsonPage {
   json: string
-  pagination: PaginationMeta
+  /** Every match, when `tree.pagination.withCount`; null otherwise. */
+  total: number | null
+}
+
+/** How a tree-taking read runs. */
+export interface TreeReadOptions {
+  /** Refuse, with a 400, an answer of more than `limits.maxRows` rows, as the REST routes do. */
+  limits?: boolean
 }
 
 /**
@@ -45,104 +49,129 @@ export class DocumentService {
   readonly model: ContentType
   readonly #ctx: ServiceContext
   readonly #listeners: ChangeListeners = new Set()
+  readonly #reader: DocumentReader
 
   constructor (model: ContentType, ctx: ServiceContext) {
     this.model = model
     this.#ctx = ctx
+    this.#reader = new DocumentReader(model, ctx)
   }
 
   /**
    * Application-code parameters go through the same validation as a REST query string; with
-   * `limits`, under the same bounds, and with the read's `maxRows`.
+   * `limits`, under the same bounds.
    */
-  #tree (params: QueryParams, allowAllLocales: boolean): QueryTree & { maxRows?: number } {
+  #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
     const { access, omitUnreadable, limits, ...query } = params
-    const bounds = limits === true ? this.#ctx.bounds : undefined
-    const tree = parseQuery(this.model, { ...query, pagination } as RawQuery, {
-      registry: this.#ctx.registry, limits: { ...this.#ctx.limits, withCount: false }, i18n: this.#ctx.i18n, allowAllLocales, access, omitUnreadable, bounds
+    return parseQuery(this.model, { ...query, pagination } as RawQuery, {
+      registry: this.#ctx.registry,
+      limits: { ...this.#ctx.limits, withCount: false },
+      i18n: this.#ctx.i18n,
+      allowAllLocales,
+      access,
+      omitUnreadable,
+      bounds: limits === true ? this.#ctx.bounds : undefined
     })
-    return bounds === undefined ? tree : { ...tree, maxRows: bounds.maxRows }
   }
 
-  /** The row budget's probe of a read (null: none needed), compiled. */
-  #probe (spec: FindSpec, read: Parameters<typeof compileRowProbe>[3], db: Kysely<any> = this.#ctx.db): CompiledQuery<{ n: number }> | null {
-    return compileRowProbe(db, this.model, spec, read, this.#ctx.compile)?.compile() ?? null
+  /** How an application-code read runs: uncached (reader.ts says why), with `limits` under `maxRows`. */
+  #appRead (params: { limits?: boolean }): ReadOptions {
+    return { maxRows: params.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: false }
   }
 
-  /** Every matching document, or one window of them when pagination is given. */
+  /**
+   * Every matching document, or one window of them when pagination is given, in `sort` order
+   * then by id:
+   *
+   * ```sql
+   * select '[' || coalesce(string_agg(row_to_json(r)::text, ','), '') || ']' as "data"
+   * from (select t.id as "id", t.document_id as "documentId", ... from "articles" as t where <scope and filters>
+   *       order by ..., t.id asc [limit $1] [offset $2]) as r
+   * ```
+   */
   async findMany (params: QueryParams = {}): Promise<Document[]> {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
     const { start, limit } = tree.pagination
-    const row = await withinRows(this.#ctx.db, this.#probe(tree, bounded ? { start, limit } : { start: 0, limit: null }), tree.maxRows,
-      async () => await compileFindMany(this.#ctx.db, this.model, { ...tree, ...(bounded ? { start, limit } : {}) }, this.#ctx.compile).executeTakeFirstOrThrow())
-    return JSON.parse(row.data) as Document[]
+    const { data } = await this.#reader.read(tree, bounded ? { kind: 'window', start, limit } : { kind: 'window', start: 0, limit: null }, this.#appRead(params))
+    return JSON.parse(data!) as Document[]
   }
 
-  /** The first matching document (in `sort` order, then by id), or null. */
+  /** The first matching document (in `sort` order, then by id), or null: `findMany`'s statement with `limit 1`. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
-    const tree = this.#tree(params, true)
-    const row = await withinRows(this.#ctx.db, this.#probe(tree, { start: 0, limit: 1 }), tree.maxRows,
-      async () => await compileFindMany(this.#ctx.db, this.model, { ...tree, limit: 1 }, this.#ctx.compile).executeTakeFirstOrThrow())
-    return (JSON.parse(row.data) as Document[])[0] ?? null
-  }
-
-  /** The document with this documentId in the requested status and locale, or null. */
-  async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
-    const tree = this.#tree(params, false)
-    const row = await withinRows(this.#ctx.db, this.#probe(tree, { documentId: params.documentId }), tree.maxRows,
-      async () => await compileFindOne(this.#ctx.db, this.model, tree, params.documentId, this.#ctx.compile).executeTakeFirst())
-    // Checked inline, a missing document is a row whose data is null.
-    return row?.data == null ? null : JSON.parse(row.data) as Document
-  }
-
-  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits'> = {}): Promise<number> {
-    const row = await compileCount(this.#ctx.db, this.model, this.#tree(params, true), this.#ctx.compile).executeTakeFirstOrThrow()
-    return row.count
+    const { data } = await this.#reader.read(this.#tree(params, true), { kind: 'window', start: 0, limit: 1 }, this.#appRead(params))
+    return (JSON.parse(data!) as Document[])[0] ?? null
   }
 
   /**
-   * One page as JSON text plus its `meta.pagination`, for the REST list route: the rows are
-   * rendered by PostgreSQL and never parsed in Node. `search` is the request's raw query string
-   * (what follows `?`); the statement compiled for it is reused for identical requests.
+   * The document with this documentId in the requested status and locale, or null:
+   *
+   * ```sql
+   * select row_to_json(r)::text as "data" from (select ... from "articles" as t where <scope and filters> and t.document_id = $1 order by t.id asc limit 1) as r
+   * ```
    */
-  async findPageJson (search: string, access?: AccessScope): Promise<JsonPage> {
-    const read = this.#cached(`page\0${search}`, access, () => {
-      const tree = parseQuery(this.model, parseQueryString(`?${search}`, this.#ctx.bounds), this.#parseOptions(true, access))
-      const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
-      const { start, limit } = tree.pagination
-      return { query: compileFindPage(this.#ctx.db, this.model, spec, this.#ctx.compile).compile(), probe: this.#probe(spec, { start, limit }), pagination: tree.pagination }
-    })
-    const row = await withinRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows, async () => (await this.#ctx.db.executeQuery(read.query)).rows[0])
-    return { json: row.data, pagination: paginationMeta(read.pagination!, row.total ?? null) }
+  async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
+    const { data } = await this.#reader.read(this.#tree(params, false), { kind: 'one', documentId: params.documentId }, this.#appRead(params))
+    return data === null ? null : JSON.parse(data) as Document
   }
 
-  /** One document as JSON text (or null), for the REST get routes. A null documentId reads a single type. */
-  async findOneJson (documentId: string | null, search: string, access?: AccessScope): Promise<string | null> {
-    const read = this.#cached(`one\0${documentId ?? ''}\0${search}`, access, () => {
-      const tree = parseQuery(this.model, parseQueryString(`?${search}`, this.#ctx.bounds), this.#parseOptions(false, access))
-      const spec = { ...tree, maxRows: this.#ctx.bounds.maxRows }
-      return { query: compileFindOne(this.#ctx.db, this.model, spec, documentId, this.#ctx.compile).compile(), probe: this.#probe(spec, { documentId }), pagination: null }
-    })
-    const row = await withinRows(this.#ctx.db, read.probe, this.#ctx.bounds.maxRows, async () => (await this.#ctx.db.executeQuery(read.query)).rows[0])
-    return row?.data ?? null
+  /** The number of matching documents: `select count(*)::int as "count" from "articles" as t where <scope and filters>`. */
+  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits'> = {}): Promise<number> {
+    return await this.#reader.count(this.#tree(params, true))
+  }
+
+  /**
+   * Validates a client's query (as `parseQueryString` parses it) into the query tree the REST
+   * routes read with: under every bound of `limits`, for the caller's access (its row
+   * conditions ANDed into the filters, its field limits applied). `list` accepts `locale=*`.
+   */
+  queryTree (raw: RawQuery, options: { list: boolean, access?: AccessScope }): QueryTree {
+    return parseQuery(this.model, raw, this.#parseOptions(options.list, options.access))
+  }
+
+  /**
+   * One page of documents, `tree.pagination`'s window, as JSON text rendered by PostgreSQL (never
+   * parsed in Node), and the total of matches when `withCount`, in ONE statement (see
+   * `compileFindPage`):
+   *
+   * ```sql
+   * with "page" as (select t.id as "__id", <sort keys> from "articles" as t where <scope and filters> order by ..., t.id asc limit $1 offset $2)
+   * select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ...), '') || ']'
+   *         from "page" join "articles" as t on t.id = "page"."__id" cross join lateral (select ...) as d) as "data",
+   *        (<the count, when the page cannot tell it>) as "total"
+   * ```
+   *
+   * `tree` is validated for the caller already (`queryTree`, or `parseQuery` with its access):
+   * nothing is checked again. The statement is cached by the tree's key (lib/query/tree-key.ts),
+   * so a tree must not change once read. With `limits`, an answer over `limits.maxRows` rows is
+   * a 400 (a nested populate's row budget may be counted by one small statement first).
+   */
+  async findPageJson (tree: QueryTree, options: TreeReadOptions = {}): Promise<JsonPage> {
+    const row = await this.#reader.read(tree, { kind: 'page' }, this.#treeRead(options))
+    return { json: row.data!, total: row.total }
+  }
+
+  /**
+   * One document as JSON text, or null, in the tree's status and locale; a null documentId reads
+   * a single type's document. Cached and bounded as `findPageJson`:
+   *
+   * ```sql
+   * select row_to_json(r)::text as "data" from (select t.id as "id", ... from "articles" as t
+   *   where <scope and filters> and t.document_id = $1 order by t.id asc limit 1) as r
+   * ```
+   */
+  async findOneJson (documentId: string | null, tree: QueryTree, options: TreeReadOptions = {}): Promise<string | null> {
+    return (await this.#reader.read(tree, { kind: 'one', documentId }, this.#treeRead(options))).data
+  }
+
+  #treeRead (options: TreeReadOptions): ReadOptions {
+    return { maxRows: options.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: true }
   }
 
   /** REST reads: a client's query string, under every bound of `limits`. */
   #parseOptions (allowAllLocales: boolean, access: AccessScope | undefined): ParseOptions {
     return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access, bounds: this.#ctx.bounds }
-  }
-
-  /** The compiled read for a request, from the cache or built (and cached) now; errors are not cached. */
-  #cached (request: string, access: AccessScope | undefined, build: () => CachedRead): CachedRead {
-    const key = `${this.model.uid}\0${access?.key ?? ''}\0${request}`
-    let read = this.#ctx.queries.get(key)
-    if (read === undefined) {
-      read = build()
-      this.#ctx.queries.set(key, read)
-    }
-    return read
   }
 
   /**

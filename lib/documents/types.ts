@@ -4,7 +4,7 @@ import type { LruCache } from '../lru-cache.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
-import type { LocaleSettings, PaginationLimits, QueryTree, RequestLimits, Status } from '../query/index.js'
+import type { LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
 import type { VisibleDocuments } from './write-relations.js'
 
 /**
@@ -83,10 +83,9 @@ export interface ServiceContext {
 
 /** A compiled read and what its response needs besides the rows. */
 export interface CachedRead {
-  query: CompiledQuery<{ data: string, total?: number | null, rows?: number }>
+  query: CompiledQuery<{ data: string | null, total?: number | null, rows?: number }>
   /** The row budget's probe when it runs as a statement of its own, first (see lib/compiler/row-budget.ts). */
   probe: CompiledQuery<{ n: number }> | null
-  pagination: QueryTree['pagination'] | null
 }
 
 /**

@@ -13,7 +13,6 @@ import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
 import { GraphqlApi } from './extension.js'
-import { Reader } from './read.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
 import { selectionLimitsRule } from './selection-limits.js'
@@ -46,7 +45,6 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   const options = deps.options.graphql
   if (options === null) return null
   const api = new GraphqlApi(options.endpoint)
-  const reader = new Reader(app.contentApi.db, deps.registry, deps.options.i18n, deps.options.query)
 
   const { limits } = deps.options
   // The row bound reads the roles of the generated fields, known once the schema is built.
@@ -77,7 +75,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     })
     child.graphql.addHook('preExecution', maxRowsHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
-      const { schema, roles } = buildSchema({ ...deps, app, reader, graphql: options, api })
+      const { schema, roles } = buildSchema({ ...deps, app, graphql: options, api })
       counting = { ...counting, roles }
       child.graphql.replaceSchema(schema)
       api.seal(schema)

@@ -2,13 +2,14 @@ import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql'
 import type { ContentAction } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import type { DocumentService } from '../documents/service.js'
+import type { TreeMemo } from '../documents/tree-memo.js'
 import { ForbiddenError, ValidationError } from '../errors.js'
 import type { Component, ContentType, Registry } from '../model/registry.js'
-import type { Status } from '../query/index.js'
+import type { LocaleSettings, Status } from '../query/index.js'
 import { dynamicZoneName, typeName } from './names.js'
 import { pageInfo, resolveWindow } from './pagination.js'
-import { SLOTS, argsKey, planContext, planRoot, type PlanContext } from './plan.js'
-import type { Reader } from './read.js'
+import { SLOTS, argsKey, attachSlots, planContext, planRoot, type PlanContext } from './plan.js'
+import { listRead, oneRead, type PlannedRead } from './query-tree.js'
 import type { FieldRole, GeneratedTypes, OperationNames } from './type-defs.js'
 import { currentGrant } from './wrap.js'
 
@@ -19,7 +20,9 @@ export type ResolverMap = Record<string, Record<string, Resolver>>
 export interface ResolverDeps {
   registry: Registry
   documents: (uid: string) => DocumentService
-  reader: Reader
+  i18n: LocaleSettings
+  /** Planned root reads by AST node, then by caller and variables. */
+  reads: TreeMemo<PlannedRead>
   types: GeneratedTypes
   entity: boolean
   compat: boolean
@@ -129,14 +132,21 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     types: deps.types, registry: deps.registry, access, defaultLimit: deps.defaultLimit, amountLimit: deps.amountLimit, entity: deps.entity
   })
   const scope = (info: GraphQLResolveInfo): AccessScope | null => currentGrant(info)?.scope ?? null
-  /** Cache key of a root read: the caller's access and the query's variables (the AST node is the other half). */
-  const readKey = (info: GraphQLResolveInfo, extra: string): string => `${currentGrant(info)?.scope?.key ?? '-'}\u0000${JSON.stringify(info.variableValues)}\u0000${extra}`
+  /**
+   * The planned read of a root field, from the memo or planned now. Mercurius keeps one parsed
+   * document per query text, so a field's AST node identifies the query; with the variables and
+   * the caller's access key it determines the plan and the tree, as a REST query string does.
+   */
+  const planned = (info: GraphQLResolveInfo, extra: string, build: (ctx: PlanContext) => PlannedRead): PlannedRead =>
+    deps.reads.get(info.fieldNodes[0], `${currentGrant(info)?.scope?.key ?? '-'}\u0000${JSON.stringify(info.variableValues)}\u0000${extra}`,
+      () => build(plan(info, scope(info))))
   const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo): Promise<Json | null> => {
-    const read = deps.reader.cached(info.fieldNodes[0], readKey(info, `${documentId ?? ''}\u0000${status}`), () => {
-      const ctx = plan(info, scope(info))
-      return deps.reader.compileOne(model, planRoot(ctx, model, info), documentId, { status, locale: args.locale as string | undefined }, ctx)
-    })
-    return await deps.reader.one(read)
+    const read = planned(info, status, (ctx) => oneRead(model, planRoot(ctx, model, info), { status, locale: args.locale as string | undefined }, ctx, deps))
+    const json = await service.findOneJson(documentId, read.tree)
+    if (json === null) return null
+    const document = JSON.parse(json) as Json
+    attachSlots(read.level, document)
+    return document
   }
   const answer = (document: Json | null): unknown => deps.entity ? { data: document } : document
 
@@ -154,15 +164,14 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
   } else if (names.find !== null) {
     const list = async (args: Json, info: GraphQLResolveInfo): Promise<{ documents: Json[], page: () => unknown }> => {
       const window = resolveWindow(args.pagination as any, deps.defaultLimit, deps.amountLimit)
-      const read = deps.reader.cached(info.fieldNodes[0], readKey(info, ''), () => {
-        const ctx = plan(info, scope(info))
-        return deps.reader.compileList(model, planRoot(ctx, model, info), {
-          filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
-        }, window, ctx)
-      })
-      const { documents, total } = await deps.reader.list(read)
+      const read = planned(info, '', (ctx) => listRead(model, planRoot(ctx, model, info), {
+        filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
+      }, window, ctx, deps))
+      const page = await service.findPageJson(read.tree)
+      const documents = JSON.parse(page.json) as Json[]
+      attachSlots(read.level, documents)
       capped(documents, deps.amountLimit, info)
-      return { documents, page: () => pageInfo(window, total ?? 0) }
+      return { documents, page: () => pageInfo(window, page.total ?? 0) }
     }
     const collection = async (_root: unknown, args: Json, _context: unknown, info: GraphQLResolveInfo): Promise<unknown> => {
       const { documents, page } = await list(args, info)

@@ -7,7 +7,8 @@ import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { GraphqlApi, Extension } from './extension.js'
 import type { ResolvedGraphqlOptions } from './options.js'
-import type { Reader } from './read.js'
+import { TreeMemo } from '../documents/tree-memo.js'
+import type { PlannedRead } from './query-tree.js'
 import { operationResolvers, statusOf, typeResolvers, type ResolverMap } from './resolvers.js'
 import { scalars } from './scalars.js'
 import { ContentTypeConfig } from './shadow-crud.js'
@@ -23,7 +24,6 @@ export interface SchemaDeps extends UsersPermissionsDeps {
   registry: Registry
   access: AccessControl
   documents: (uid: string) => DocumentService
-  reader: Reader
   graphql: ResolvedGraphqlOptions
   api: GraphqlApi
 }
@@ -45,7 +45,8 @@ export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: 
   const resolverDeps = {
     registry,
     documents: deps.documents,
-    reader: deps.reader,
+    i18n: deps.options.i18n,
+    reads: new TreeMemo<PlannedRead>(100),
     types,
     entity: shape.entity,
     compat: shape.compat,

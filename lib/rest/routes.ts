@@ -4,8 +4,9 @@ import type { AccessControl, AccessGrant, AccessRequest, ContentAction } from '.
 import type { AccessScope } from '../query/access-scope.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
+import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseQueryString, searchOf, type RawQuery, type RequestLimits } from '../query/index.js'
+import { paginationMeta, parseQueryString, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
@@ -43,6 +44,12 @@ function writeOptions (query: RawQuery): { status?: any, locale?: any, fields?: 
   return { status: query.status, locale: query.locale, fields: query.fields, populate: query.populate, limits: true }
 }
 
+/**
+ * The query trees of reads, parsed once per content type, route, caller (its access key) and
+ * query string: every content type's routes share their plugin's context, the memo's owner.
+ */
+const trees = new TreeMemo<QueryTree>(1000)
+
 export interface RouteContext {
   registry: Registry
   access: AccessControl
@@ -62,6 +69,13 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const tags = [model.displayName]
   const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
+  /** A read's query tree, parsed at most once for the same route, caller and query string (parse errors are not kept). */
+  const tree = (request: FastifyRequest, list: boolean): QueryTree => {
+    const search = searchOf(request.url)
+    const access = scope(request)
+    return trees.get(ctx, `${model.uid}\0${list ? 'list' : 'one'}\0${access.key}\0${search}`,
+      () => service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
+  }
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply =>
     reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body)
 
@@ -87,8 +101,9 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const page = await service.findPageJson(searchOf(request.url), scope(request))
-        return send(request, reply, 200, listBody(page.json, page.pagination))
+        const query = tree(request, true)
+        const page = await service.findPageJson(query, { limits: true })
+        return send(request, reply, 200, listBody(page.json, paginationMeta(query.pagination, page.total)))
       }
     })
     route('POST', base, {
@@ -105,7 +120,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, searchOf(request.url), scope(request))
+        const json = await service.findOneJson(documentId, tree(request, false), { limits: true })
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -137,7 +152,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const json = await service.findOneJson(null, searchOf(request.url), scope(request))
+        const json = await service.findOneJson(null, tree(request, false), { limits: true })
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }

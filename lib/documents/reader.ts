@@ -1,0 +1,154 @@
+import type { CompiledQuery, Kysely } from 'kysely'
+import { LruCache } from '../lru-cache.js'
+import type { CachedRead } from './types.js'
+import {
+  compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type CompileOptions, type FindSpec
+} from '../compiler/find.js'
+import type { ContentType } from '../model/registry.js'
+import type { QueryTree } from '../query/index.js'
+import { treeKey } from '../query/tree-key.js'
+import { withinRows } from './within-rows.js'
+
+/** What the reader needs from the plugin: the database, the compiler's options, the statement cache. */
+export interface ReaderContext {
+  db: Kysely<any>
+  compile: CompileOptions
+  /** Compiled reads by content type, tree shape (lib/query/tree-key.ts) and what is read of the tree. */
+  queries: LruCache<string, CachedRead>
+}
+
+/**
+ * What a read takes of a tree: the page `tree.pagination` names (with its total when counted), a
+ * window of documents (`limit` null: every match), or one document (a single type's with null).
+ */
+export type Target =
+  | { kind: 'page' }
+  | { kind: 'window', start: number, limit: number | null }
+  | { kind: 'one', documentId: string | null }
+
+export interface ReadOptions {
+  /** `limits.maxRows`: refuse, with a 400, an answer of more rows (documents and populated rows). */
+  maxRows?: number
+  /**
+   * Keep the compiled statement for the next read of a tree with the same key. Trees built per
+   * call by application code are not cached: their filter values are the caller's objects, which
+   * it may change after the call, and a cached statement would keep the old ones.
+   */
+  cache: boolean
+}
+
+/** What a read returns: the JSON text PostgreSQL rendered (null: no such document), and a page's total. */
+export interface ReadRow {
+  data: string | null
+  total: number | null
+}
+
+/**
+ * The one place reads of a content type are compiled and run. It takes a validated query tree
+ * (lib/query) and answers the JSON text PostgreSQL rendered, under the read's row budget
+ * (within-rows.ts). The REST routes, GraphQL's resolvers and application code all come here
+ * through the document service, so the statement compiled for a tree serves every surface: the
+ * cache is keyed by the tree's shape, not by the text the tree was parsed from.
+ */
+export class DocumentReader {
+  readonly #model: ContentType
+  readonly #ctx: ReaderContext
+
+  constructor (model: ContentType, ctx: ReaderContext) {
+    this.#model = model
+    this.#ctx = ctx
+  }
+
+  async read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
+    const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
+    const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
+    const { db } = this.#ctx
+    const row = await withinRows(db, read.probe, options.maxRows, async () => (await db.executeQuery(read.query)).rows[0])
+    // A missing document is no row, or (a row budget checked inline) a row whose data is null.
+    return { data: row?.data ?? null, total: row?.total ?? null }
+  }
+
+  /** `select count(*)::int from <table> as t where <scope and filters>`. */
+  async count (tree: QueryTree): Promise<number> {
+    const row = await compileCount(this.#ctx.db, this.#model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
+    return row.count
+  }
+
+  /** The statement of a read from the cache, or compiled (and cached) now. */
+  #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
+    const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
+    let read = this.#ctx.queries.get(key)
+    if (read === undefined) {
+      read = this.#compile(tree, target, maxRows)
+      this.#ctx.queries.set(key, read)
+    }
+    return read
+  }
+
+  #compile (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
+    const { db, compile } = this.#ctx
+    const spec: FindSpec & QueryTree = maxRows === undefined ? tree : { ...tree, maxRows }
+    const probe = (read: Parameters<typeof compileRowProbe>[3]) => compileRowProbe(db, this.#model, spec, read, compile)?.compile() ?? null
+    switch (target.kind) {
+      case 'page': {
+        const { start, limit } = tree.pagination
+        return { query: compileFindPage(db, this.#model, spec, compile).compile(), probe: probe({ start, limit }) }
+      }
+      case 'window': {
+        const { start, limit } = target
+        const window = limit === null ? { start } : { start, limit }
+        return { query: compileFindMany(db, this.#model, { ...spec, ...window }, compile).compile(), probe: probe({ start, limit }) }
+      }
+      case 'one': {
+        const documentId = target.documentId === null ? null : DOCUMENT_ID as unknown as string
+        return { query: compileFindOne(db, this.#model, spec, documentId, compile).compile(), probe: probe({ documentId }) }
+      }
+    }
+  }
+}
+
+/**
+ * Tree keys by a number that stands for them in statement keys. A tree key may run to
+ * kilobytes, and a key built per request is hashed per request: the number is looked up once per
+ * tree object (trees are reused from the edges' memos), so a cached read costs a short key's
+ * hash. Equal tree keys get the same number while it is remembered (the most recent shapes); a
+ * number is never given to another key, so a forgotten shape costs a compilation, never a
+ * wrong statement.
+ */
+const shapes = new LruCache<string, number>(2000)
+const shapeOfTree = new WeakMap<QueryTree, number>()
+let nextShape = 0
+
+function shapeOf (tree: QueryTree): number {
+  let shape = shapeOfTree.get(tree)
+  if (shape === undefined) {
+    const key = treeKey(tree)
+    shape = shapes.get(key)
+    if (shape === undefined) {
+      shape = nextShape++
+      shapes.set(key, shape)
+    }
+    shapeOfTree.set(tree, shape)
+  }
+  return shape
+}
+
+function targetKey (target: Target): string {
+  switch (target.kind) {
+    case 'page': return 'page'
+    case 'window': return `window\0${target.start}\0${target.limit ?? ''}`
+    case 'one': return target.documentId === null ? 'single' : 'one'
+  }
+}
+
+/**
+ * Stands for the documentId in a one-document statement, so that one statement serves every
+ * document (`where t.document_id = $n`): `bind` puts the documentId read in its place. An object
+ * no caller can pass, so no other parameter is taken for it.
+ */
+const DOCUMENT_ID = Object.freeze({ documentId: 'bound at execution' })
+
+function bind (read: CachedRead, documentId: string): CachedRead {
+  const at = <Q extends CompiledQuery<any>>(query: Q): Q => ({ ...query, parameters: query.parameters.map((p) => p === DOCUMENT_ID ? documentId : p) })
+  return { query: at(read.query), probe: read.probe === null ? null : at(read.probe) }
+}
