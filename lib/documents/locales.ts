@@ -1,11 +1,12 @@
 import { sql, type Transaction } from 'kysely'
-import { compileFindOne, type FindSpec } from '../compiler/find.js'
+import type { FindSpec } from '../compiler/find.js'
 import { ValidationError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
 import { parseLocale, parseStatus, type Status } from '../query/index.js'
 import { toColumns } from './columns.js'
 import { hashPasswords } from './password.js'
 import { draftOnly } from './publication.js'
+import { readInTransaction } from './reader.js'
 import type { ServiceContext } from './types.js'
 import { generateUids } from './unique.js'
 import { validateInput } from './validate-input.js'
@@ -71,8 +72,8 @@ async function sharedValues (trx: Transaction<any>, model: ContentType, ctx: Ser
   const spec: FindSpec = {
     status: model.draftAndPublish ? 'draft' : 'published', locale: null, fields, filters: null, sort: [], populate: new Map()
   }
-  const row = await compileFindOne(trx, model, spec, documentId, ctx.compile).executeTakeFirst()
-  return row === undefined ? {} : JSON.parse(row.data) as Record<string, unknown>
+  const data = await readInTransaction(trx, model, spec, documentId, ctx.compile)
+  return data === null ? {} : JSON.parse(data) as Record<string, unknown>
 }
 
 /**

@@ -1,10 +1,11 @@
 import { sql, type Transaction } from 'kysely'
-import { compileFindOne, type CompileOptions, type FindSpec } from '../compiler/find.js'
+import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { parseLocale, type LocaleSettings, type Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
+import { readInTransaction } from './reader.js'
 import { validateInput } from './validate-input.js'
 import { copyRowAssociations, mirrorIncomingLinks } from './versions.js'
 
@@ -110,9 +111,9 @@ export async function assertPublishable (trx: Transaction<any>, model: ContentTy
   const fields = [...model.writableFields.values()].filter((f) => !f.hidden)
   const populate = constrainedAssociations(model, ctx.registry)
   const spec: FindSpec = { status: 'draft', locale, fields, filters: null, sort: [], populate }
-  const row = await compileFindOne(trx, model, spec, documentId, ctx.compile).executeTakeFirst()
-  if (row === undefined) return
-  const draft = JSON.parse(row.data) as Record<string, unknown>
+  const data = await readInTransaction(trx, model, spec, documentId, ctx.compile)
+  if (data === null) return
+  const draft = JSON.parse(data) as Record<string, unknown>
   const names = [...fields.map((f) => f.name), ...populate.keys()]
   validateInput(model, Object.fromEntries(names.map((name) => [name, draft[name]])), { partial: false })
 }

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely'
+import type { CompiledQuery, Kysely, Transaction } from 'kysely'
 import { LruCache } from '../lru-cache.js'
 import type { CachedRead } from './types.js'
 import {
@@ -105,6 +105,26 @@ export class DocumentReader {
       }
     }
   }
+}
+
+/**
+ * One document read inside a write's transaction: the written document re-read for the answer,
+ * a draft read back to check it before publication, the shared values a new locale starts from.
+ * Compiled for the call and never cached (the spec carries the write's own status, locale and
+ * shape), under the row budget like every read: past `spec.maxRows` it throws, which rolls the
+ * write back. Null when the document has no row in that scope.
+ *
+ * ```sql
+ * select row_to_json(r)::text as "data" from (select t.id as "id", t.document_id as "documentId", ...
+ *   from "articles" as t where t.published_at is not null and t.locale = $1 and t.document_id = $2 limit 1) as r
+ * ```
+ */
+export async function readInTransaction (
+  trx: Transaction<any>, model: ContentType, spec: FindSpec, documentId: string, compile: CompileOptions
+): Promise<string | null> {
+  const probe = compileRowProbe(trx, model, spec, { documentId }, compile)?.compile() ?? null
+  const row = await withinRows(trx, probe, spec.maxRows, async () => await compileFindOne(trx, model, spec, documentId, compile).executeTakeFirst())
+  return row?.data ?? null
 }
 
 /**

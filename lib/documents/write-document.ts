@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
-import { compileFindOne, compileRowProbe, type FindSpec } from '../compiler/find.js'
+import type { FindSpec } from '../compiler/find.js'
 import { NotFoundError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
 import type { Status } from '../query/index.js'
@@ -9,12 +9,12 @@ import { toColumns } from './columns.js'
 import { createDocumentId } from './document-id.js'
 import { newLocale, syncShared } from './locales.js'
 import { prepareWrite } from './prepare-write.js'
+import { readInTransaction } from './reader.js'
 import { assertPublishable, draftOnly, publishVersion } from './publication.js'
 import { checkWritten, conditionsOn, permits, writableRows } from './row-access.js'
 import type { AssociationWrite, Document, PreparedWrite, ServiceContext, WriteParams } from './types.js'
 import { enforceUnique } from './unique.js'
 import { deleteRows } from './versions.js'
-import { withinRows } from './within-rows.js'
 
 /**
  * The SQL of creating, updating and deleting a document, inside the transaction the service
@@ -211,8 +211,7 @@ export async function reread (
     filters: null,
     sort: []
   }
-  const probe = compileRowProbe(trx, model, spec, { documentId }, ctx.compile)?.compile() ?? null
-  const row = await withinRows(trx, probe, version.shape.maxRows,
-    async () => await compileFindOne(trx, model, spec, documentId, ctx.compile).executeTakeFirstOrThrow())
-  return JSON.parse(row.data) as Document
+  const data = await readInTransaction(trx, model, spec, documentId, ctx.compile)
+  // The transaction has just written it: the read cannot miss.
+  return JSON.parse(data!) as Document
 }
