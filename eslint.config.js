@@ -8,8 +8,8 @@ import neostandard from 'neostandard'
  *
  * Each folder, and what it may import besides itself (skipping layers downwards is fine). The
  * entry (the files of lib/ itself) and lib/server/ sit on top of everything. `http` holds the
- * helpers every HTTP surface shares (body parsers), `options` is lib/options.ts, the resolved
- * options the entry hands to the areas it registers. A folder not listed here is unrestricted.
+ * helpers every HTTP surface shares (body parsers), `options` the options' schemas, defaults and
+ * resolved types (the upload provider's contract among them), which the areas read. A folder not listed here is unrestricted.
  */
 const LAYERS = {
   rest: ['auth', 'documents', 'compiler', 'query', 'model', 'http', 'options'],
@@ -22,11 +22,12 @@ const LAYERS = {
   query: ['model'],
   schema: ['db', 'model'],
   db: ['model'],
+  options: ['db', 'model'],
   model: []
 }
 
 /** What lib/ holds above the layers: the entry's own modules and lib/server/. */
-const TOP = ['server', 'index', 'options', 'cli', 'bin', 'shutdown']
+const TOP = ['server', 'index', 'cli', 'bin', 'shutdown']
 
 /** Modules any layer may import: they import nothing of lib/ but each other (the error envelope maps errors and database faults). */
 const NEUTRAL = ['lib/errors.ts', 'lib/error-handler.ts', 'lib/lru-cache.ts', 'lib/route-schema.ts', 'lib/db/faults.ts']
@@ -43,7 +44,7 @@ function layerRule (area, { allow = [], kysely = SQL.includes(area) } = {}) {
   const patterns = kysely ? [] : [KYSELY]
   if (above.length > 0) {
     patterns.push({
-      // Relative specifiers only (the layers import each other so): `../auth/access.js`, `../options.js`.
+      // Relative specifiers only (the layers import each other so): `../auth/access.js`, `../options/index.js`.
       regex: `^(?:\\.\\./)+(?!db/faults\\.js$)(?:${above.join('|')})(?:/|\\.js$)`,
       message: `lib/${area}/ may import ${LAYERS[area].length === 0 ? 'nothing of lib/' : LAYERS[area].join(', ')} besides itself and the neutral modules ` +
         `(${NEUTRAL.join(', ')}): the layers run index -> {rest, graphql, upload} -> auth -> documents -> compiler -> query -> model, schema -> db -> model.`

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
 import contentApi from './index.js'
-import type { ContentApiOptions } from './options.js'
+import type { ContentApiOptions } from './options/index.js'
 import type { ApiTokenType } from './auth/api-tokens.js'
 import { UsageError } from './errors.js'
 

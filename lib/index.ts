@@ -12,7 +12,7 @@ import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
-import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options.js'
+import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options/index.js'
 import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
@@ -148,7 +148,7 @@ function authSecrets (auth: ResolvedOptions['auth'], app: FastifyInstance): { jw
 export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
-export type { ContentApiOptions, EmailMessage } from './options.js'
+export type { ContentApiOptions, EmailMessage } from './options/index.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'

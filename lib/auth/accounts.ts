@@ -1,7 +1,7 @@
 import { ApplicationError, ValidationError } from '../errors.js'
 import type { Document, DocumentService } from '../documents/service.js'
 import { hashPassword, needsRehash, verifyNothing, verifyPassword } from '../documents/password.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 import { ROLE_UID, USER_UID } from '../model/users-permissions.js'
 import type { Credentials, UserStore } from '../documents/user-credentials.js'
 

@@ -1,7 +1,7 @@
 import type { FastifyContextConfig, FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import { RateLimitError } from '../errors.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 
 /**
  * Strapi's limiter on the credential routes (login, register, the password and

@@ -2,7 +2,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { NotFoundError, ValidationError, type FieldError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import type { UserStore } from '../documents/user-credentials.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 import type { RequestLimits } from '../query/index.js'
 import { documented } from '../route-schema.js'
 import type { AccessControl } from './access.js'

@@ -5,7 +5,7 @@ import { documented } from '../route-schema.js'
 import { httpErrorBody, limitError, NO_BODY_MESSAGE } from './errors.js'
 import { nestedDeeperThan } from '../query/limits.js'
 import { scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
-import type { ResolvedGraphqlOptions } from './options.js'
+import type { ResolvedGraphqlOptions } from '../options/graphql.js'
 import { sendSandbox } from './sandbox.js'
 
 /** Apollo's CSRF prevention, with Apollo's answer: a browser cannot send these without a preflight. */

@@ -7,7 +7,7 @@ import { USER_UID } from '../model/users-permissions.js'
 import type { UserStore } from '../documents/user-credentials.js'
 import type { DocumentService } from '../documents/service.js'
 import { ApplicationError, UnauthorizedError } from '../errors.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 import type { DefaultAuth } from './wrap.js'
 
 type Resolver = GraphQLFieldResolver<any, any, any>

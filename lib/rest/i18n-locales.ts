@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 import { documented } from '../route-schema.js'
 
 /**

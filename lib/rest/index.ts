@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
-import type { ResolvedOptions } from '../options.js'
+import type { ResolvedOptions } from '../options/index.js'
 import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
 import { errorHandler } from '../error-handler.js'
 import { i18nLocalesRoute } from './i18n-locales.js'

@@ -3,8 +3,8 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import type { LocalProviderOptions } from './options.js'
-import type { ProviderResult, ProviderUpload, StoredObject, UploadProvider } from './provider.js'
+import type { LocalProviderOptions } from '../options/upload.js'
+import type { ProviderResult, ProviderUpload, StoredObject, UploadProvider } from '../options/upload-provider.js'
 
 /**
  * Files on the local disk (Strapi's default provider): `<directory>/<hash><ext>`, read at

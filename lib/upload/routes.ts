@@ -10,7 +10,7 @@ import { addJsonParser, namingBodyLimit } from '../http/body-parsers.js'
 import { errorHandler } from '../error-handler.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo } from './file-info.js'
-import type { ResolvedUploadOptions } from './options.js'
+import type { ResolvedUploadOptions } from '../options/upload.js'
 import type { UploadService } from './service.js'
 import { createStaging, stageMultipart, type Staging } from './staging.js'
 

@@ -1,8 +1,8 @@
 import { DeleteObjectCommand, GetObjectCommand, S3Client, type ObjectCannedACL } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import type { S3ProviderOptions } from './options.js'
-import type { ProviderResult, ProviderUpload, StoredObject, UploadProvider } from './provider.js'
+import type { S3ProviderOptions } from '../options/upload.js'
+import type { ProviderResult, ProviderUpload, StoredObject, UploadProvider } from '../options/upload-provider.js'
 
 /**
  * Files in an S3 bucket, or any server speaking the S3 protocol (MinIO, R2, s3rver), through the

@@ -10,9 +10,12 @@ import { bytesToKilobytes, checkFileName, extensionOf, fileHash } from './file-n
 import type { FileInfo } from './file-info.js'
 import { checkTypeAllowed, detectType } from './file-type.js'
 import { generateFormats, inspectImage, type GeneratedFormat, type ImageFile } from './images.js'
-import type { ResolvedUploadOptions } from './options.js'
-import { storageKey, type StoredObject, type UploadProvider } from './provider.js'
+import type { ResolvedUploadOptions } from '../options/upload.js'
+import type { StoredObject, UploadProvider } from '../options/upload-provider.js'
 import type { StagedFile, Staging } from './staging.js'
+
+/** The storage key of a record or a format: its hash and extension. */
+export const storageKey = (file: { hash: string, ext?: string | null }): string => `${file.hash}${file.ext ?? ''}`
 
 /** A file record as the upload API answers it: the document plus Strapi's `isUrlSigned`. */
 export type FileRecord = Document & { isUrlSigned: boolean }

@@ -233,7 +233,7 @@ t.test('a batch is one request: its operations share the token and row budgets',
 })
 
 t.test('graphql options: the new bounds are validated with the others', async (t) => {
-  const { resolveGraphqlOptions } = await import('../../lib/graphql/options.js')
+  const { resolveGraphqlOptions } = await import('../../lib/options/graphql.js')
   for (const key of ['maxAliases', 'maxSelections', 'maxTokens', 'maxRows']) {
     t.throws(() => resolveGraphqlOptions({ [key]: 0 }, false), new RegExp(`graphql\\.${key}: expected an integer of at least 1`))
   }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ConfigurationError } from '../../lib/errors.js'
-import { resolveGraphqlOptions } from '../../lib/graphql/options.js'
+import { resolveGraphqlOptions } from '../../lib/options/graphql.js'
 import { build } from '../helpers/build.js'
 import { note } from './helpers.js'
 

@@ -28,6 +28,9 @@ const backward: Snippet[] = [
   importing('lib/documents/unique.ts', "import { varcharLimit as x } from '../schema/column-types.js'"),
   importing('lib/query/index.ts', "import { type AccessScope, y as x } from '../auth/access.js'"),
   importing('lib/upload/routes.ts', "import { errorHandler as x } from '../graphql/errors.js'"),
+  // The options' schemas once imported the surfaces' own (a folder cycle: graphql -> options -> graphql).
+  importing('lib/options/index.ts', "import { resolveGraphqlOptions as x } from '../graphql/options.js'"),
+  importing('lib/documents/service.ts', "import type { ResolvedOptions as x } from '../options/index.js'"),
   // Sideways between surfaces (as a re-export), the entry from below, a type-only import.
   { filePath: 'lib/graphql/schema.ts', code: "export { restRoutes } from '../rest/routes.js'\n" },
   importing('lib/compiler/find.ts', "import { contentApi as x } from '../index.js'"),
@@ -53,7 +56,8 @@ const downward: Snippet[] = [
   importing('lib/documents/unique.ts', "import { varcharLimit as x } from '../model/column-types.js'\nimport { compileFind } from '../compiler/find.js'"),
   importing('lib/query/index.ts', "import { type AccessScope, y as x } from './access-scope.js'"),
   importing('lib/auth/access.ts', "import type { AccessScope } from '../query/access-scope.js'\nimport { DocumentService as x } from '../documents/service.js'"),
-  importing('lib/rest/routes.ts', "import type { AccessControl } from '../auth/access.js'\nimport { addJsonParser as x } from '../http/body-parsers.js'\nimport type { ResolvedOptions } from '../options.js'"),
+  importing('lib/rest/routes.ts', "import type { AccessControl } from '../auth/access.js'\nimport { addJsonParser as x } from '../http/body-parsers.js'\nimport type { ResolvedOptions } from '../options/index.js'"),
+  importing('lib/options/index.ts', "import { isKysely as x } from '../db/connect.js'\nimport type { ContentTypeSchema } from '../model/types.js'"),
   importing('lib/query/filters.ts', "import { ValidationError as x } from '../errors.js'\nimport { LruCache } from '../lru-cache.js'\nimport { isLostRace } from '../db/faults.js'"),
   importing('lib/index.ts', "import { restRoutes as x } from './rest/index.js'\nimport { registerUpload } from './upload/index.js'")
 ]

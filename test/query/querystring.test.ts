@@ -1,6 +1,6 @@
 import t from 'tap'
 import { LimitError } from '../../lib/errors.js'
-import { resolveOptions } from '../../lib/options.js'
+import { resolveOptions } from '../../lib/options/index.js'
 import { parseQueryString, qsOptions } from '../../lib/query/querystring.js'
 
 /**

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import contentApi, { ConfigurationError, type ContentApiOptions } from '../../lib/index.js'
-import { resolveOptions } from '../../lib/options.js'
+import { resolveOptions } from '../../lib/options/index.js'
 
 /**
  * The `pool` and `shutdown` options: defaults, bounds, and the forms of `db` they apply to.

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import sharp from 'sharp'
-import type { UploadProvider } from '../../lib/upload/provider.js'
+import type { UploadProvider } from '../../lib/options/upload-provider.js'
 import { LocalProvider } from '../../lib/upload/local-provider.js'
 import { buildUpload, multipart, png, pngPart, postUpload, type Part, type UploadApp } from './helpers.js'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ConfigurationError } from '../../lib/index.js'
-import { resolveUploadOptions, type UploadOptions } from '../../lib/upload/options.js'
-import type { UploadProvider } from '../../lib/upload/provider.js'
+import { resolveUploadOptions, type UploadOptions } from '../../lib/options/upload.js'
+import type { UploadProvider } from '../../lib/options/upload-provider.js'
 
 t.test('defaults', async (t) => {
   const options = resolveUploadOptions(undefined)

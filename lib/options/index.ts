@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox'
 import Value from 'typebox/value'
-import { ConfigurationError } from './errors.js'
-import { isKysely, type DatabaseOption } from './db/connect.js'
-import type { ComponentSchema, ContentTypeSchema } from './model/types.js'
-import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql/options.js'
-import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload/options.js'
+import { ConfigurationError } from '../errors.js'
+import { isKysely, type DatabaseOption } from '../db/connect.js'
+import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
+import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
+import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
 
 /**
  * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the

@@ -67,6 +67,3 @@ export interface StoredObject {
   url: string
   provider_metadata?: Record<string, unknown> | null
 }
-
-/** The storage key of a record or a format: its hash and extension. */
-export const storageKey = (file: { hash: string, ext?: string | null }): string => `${file.hash}${file.ext ?? ''}`

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox'
 import Value from 'typebox/value'
 import { ConfigurationError } from '../errors.js'
-import type { UploadProvider } from './provider.js'
+import type { UploadProvider } from './upload-provider.js'
 
 /**
  * Upload options (docs/upload.md), validated with the plugin's own by `resolveOptions`
