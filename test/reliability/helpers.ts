@@ -94,6 +94,22 @@ export class Scratch {
   }
 
   /**
+   * The app's backends once those that are ending have exited: a backend leaves
+   * pg_stat_activity a moment after its client's socket closes (or after it was terminated), so
+   * a pool that has just closed may still show one. Waits at most `ms` for none; a connection
+   * still open counts.
+   */
+  async settledBackends (ms = 1000): Promise<number> {
+    const until = Date.now() + ms
+    let n = await this.backends()
+    while (n > 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      n = await this.backends()
+    }
+    return n
+  }
+
+  /**
    * Posts written half-way: a document without both its versions, or a version without all its
    * tags. Empty when every write was all or nothing.
    */

@@ -12,18 +12,13 @@ t.setTimeout(60_000)
 
 const GRAPHQL_QUERY = '{ posts(pagination: { pageSize: 5 }) { data { id attributes { title } } } }'
 
-/** Polls until the app has no backend left (the terminated ones have gone). */
-async function gone (scratch: Scratch): Promise<void> {
-  for (let i = 0; i < 50 && (await scratch.backends()) > 0; i++) await sleep(20)
-}
-
 t.test('idle connections terminated: the process lives, the next request succeeds', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
   const { app, logs } = await startApp(t, { db: scratch.url(), pool: { size: 4 } })
   t.equal((await app.inject({ method: 'POST', url: '/api/posts', payload: postBody('before') })).statusCode, 200)
   await Promise.all([1, 2, 3].map(async () => await app.inject('/api/posts')))
   t.ok(await scratch.terminate() >= 1, 'the app had idle connections, now terminated')
-  await gone(scratch)
+  await scratch.settledBackends()
 
   const res = await app.inject('/api/posts')
   t.equal(res.statusCode, 200, 'answered on a new connection')
