@@ -64,11 +64,11 @@ const INSERT_AUTHOR_LINKS = 'insert into "articles_authors_lnk" ("article_id", "
 
 const slugify = (title: string): string => title.normalize('NFD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
 
-/** A document id as the plugin makes them: 24 characters of [a-z0-9]. */
+/** A document id in the plugin's shape: 24 characters of [a-z0-9], the first a letter (modulo bias does not matter here). */
 function documentId (): string {
   const bytes = randomBytes(24)
-  let id = ''
-  for (const byte of bytes) id += 'abcdefghijklmnopqrstuvwxyz0123456789'[byte % 36]
+  let id = 'abcdefghijklmnopqrstuvwxyz'[bytes[0] % 26]
+  for (let i = 1; i < 24; i++) id += 'abcdefghijklmnopqrstuvwxyz0123456789'[bytes[i] % 36]
   return id
 }
 

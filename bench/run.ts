@@ -11,6 +11,7 @@ import type { Statement } from './baseline.js'
 import type { FloorSql } from './floor.js'
 import { CATEGORIES_OF, MODEL_SET, oracleCategoryData } from './oracle.js'
 import { SCENARIOS, type Context, type Scenario } from './scenarios.js'
+import { seedRows } from './seed-rows.js'
 import { buildOurs, POOL_SIZE } from './serve.js'
 
 /**
@@ -38,6 +39,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const CATEGORIES = CATEGORIES_OF[MODEL_SET]
 const ORACLE = MODEL_SET === 'oracle'
+/** `service` (the default): every article through the document service; `rows`: the same rows in batches (seed-rows.ts), for 100,000 and more. */
+const SEED = process.env.BENCH_SEED === 'rows' ? 'rows' : 'service'
 /** Servers to run under --cpu-prof: BENCH_PROFILE=1 (ours), ours, baseline or both. */
 const PROFILE = new Set(({ 1: ['ours'], ours: ['ours'], baseline: ['baseline'], both: ['ours', 'baseline'] } as Record<string, string[]>)[process.env.BENCH_PROFILE ?? ''] ?? [])
 
@@ -117,10 +120,19 @@ async function seedAndCheckSql (): Promise<Seeded> {
     const began = performance.now()
     const categories = await createAll(app, CATEGORY_UID, CATEGORIES, ORACLE ? oracleCategoryData : categoryData)
     const authors = await createAll(app, AUTHOR_UID, AUTHORS, authorData)
-    await createAll(app, ARTICLE_UID, DOCS, (i) => {
-      const related = articleRelations(i)
-      return { ...articleData(i), category: categories[(i * 7) % CATEGORIES], authors: related.authors.map((a) => authors[a]) }
-    }, ORACLE ? 'published' : undefined)
+    if (SEED === 'rows') {
+      const ids = async (table: string, documentIds: string[]): Promise<number[]> => {
+        const { rows } = await raw<{ id: number, document_id: string }>`select "id", "document_id" from ${raw.table(table)}`.execute(app.contentApi.db)
+        const byDocument = new Map(rows.map((row) => [row.document_id, row.id]))
+        return documentIds.map((d) => byDocument.get(d)!)
+      }
+      await seedRows(app.contentApi.db, MODEL_SET, DOCS, await ids('categories', categories), await ids('authors', authors))
+    } else {
+      await createAll(app, ARTICLE_UID, DOCS, (i) => {
+        const related = articleRelations(i)
+        return { ...articleData(i), category: categories[(i * 7) % CATEGORIES], authors: related.authors.map((a) => authors[a]) }
+      }, ORACLE ? 'published' : undefined)
+    }
     const seedMs = Math.round(performance.now() - began)
     const { rows: tables } = await raw<{ name: string }>`select tablename as name from pg_tables where schemaname = 'bench'`.execute(app.contentApi.db)
     for (const { name } of tables) await raw`vacuum analyze ${raw.table(name)}`.execute(app.contentApi.db)
@@ -379,7 +391,7 @@ async function main (): Promise<void> {
   console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}`)
   const postgresVersion = await resetSchema()
   console.log(`Seeding ${CATEGORIES} categories, ${AUTHORS} authors and ${DOCS} articles (each with a category and 1-3 authors${ORACLE ? ', created published: a draft and a published row' : ''}) ` +
-    `through the document service, models: ${MODEL_SET}`)
+    `${SEED === 'rows' ? 'as rows (BENCH_SEED=rows)' : 'through the document service'}, models: ${MODEL_SET}`)
   const { seedMs, context, sql, floor } = await seedAndCheckSql()
   const { documentId } = context
   console.log(`  seeded in ${(seedMs / 1000).toFixed(1)} s; ${ORACLE ? 'the plugin sends one statement for every read, recorded for the floor' : 'the baseline\'s SQL matches the plugin\'s'} (${Object.keys(sql).length} scenarios)`)
@@ -457,7 +469,7 @@ async function main (): Promise<void> {
     machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
     database: { url: redact(DATABASE_URL), postgresVersion, schema: 'bench', poolSize: POOL_SIZE },
     models: MODEL_SET,
-    documents: { articles: DOCS, categories: CATEGORIES, authors: AUTHORS },
+    documents: { articles: DOCS, categories: CATEGORIES, authors: AUTHORS, seed: SEED },
     seedMs,
     autocannon: { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP, rounds: ROUNDS },
     idleRssMiB: idle,
