@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Statement } from './baseline.js'
-import { LOCALE } from './oracle.js'
+import { LOCALE } from './model-set.js'
 
 /**
  * The hand-written floor for the oracle models (draft & publish, i18n): Fastify and node-postgres,

@@ -1,5 +1,5 @@
 import { listStatement, oneStatement, parseListQuery, type Statement } from './baseline.js'
-import { MODEL_SET, type ModelSet } from './oracle.js'
+import { MODEL_SET, type ModelSet } from './model-set.js'
 
 /** What the requests refer to, known once the data is seeded. */
 export interface Context {

@@ -2,7 +2,7 @@ import { sql as raw, type Kysely } from 'kysely'
 import { createDocumentId } from '../lib/documents/document-id.js'
 import { slugify } from '../lib/documents/slugify.js'
 import { articleData, articleRelations } from './article.js'
-import { LOCALE, type ModelSet } from './oracle.js'
+import { LOCALE, type ModelSet } from './model-set.js'
 
 /**
  * `BENCH_SEED=rows`: the articles written as the rows the document service writes, in batches

@@ -2,11 +2,10 @@ import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import contentApi from '../lib/index.js'
 import { readFileSync } from 'node:fs'
 import { buildBaseline } from './baseline.js'
 import { buildFloor, type FloorSql } from './floor.js'
-import { MODEL_SET, pluginOptions } from './oracle.js'
+import { MODEL_SET } from './model-set.js'
 
 /**
  * One benchmarked server, run by run.ts in a child process of its own (`NODE_ENV=production`,
@@ -33,6 +32,8 @@ export async function buildOurs (connectionString: string, log?: (sql: string, p
     dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
     log: log === undefined ? undefined : (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
   })
+  // Imported here, so that the floor's process never loads the plugin.
+  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])
   const app = Fastify({ logger: false })
   // The plugin never destroys a Kysely instance it was given.
   app.addHook('onClose', async () => { await db.destroy() })
