@@ -6,6 +6,10 @@ declare module 'autocannon' {
     duration?: number
     pipelining?: number
     headers?: Record<string, string>
+    method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
+    body?: string
+    /** Replace `[<id>]` in the body with a fresh id at every request. */
+    idReplacement?: boolean
   }
 
   export interface Histogram {

@@ -6,6 +6,7 @@ import { listBody, singleBody } from '../lib/rest/format.js'
 import { paginationMeta, parseQueryString } from '../lib/query/index.js'
 import { ARTICLE_UID } from './article.js'
 import { buildBaseline } from './baseline.js'
+import { MODEL_SET } from './oracle.js'
 import { SCENARIOS } from './scenarios.js'
 import { benchPool, buildOurs } from './serve.js'
 
@@ -84,6 +85,8 @@ function ok (body: string, status: number, what: string): void {
 }
 
 async function main (): Promise<void> {
+  // Its stages compare with baseline.ts's hand-written statements, which are the plain models'.
+  if (MODEL_SET !== 'plain') throw new Error('breakdown.ts reads the plain models: run `BENCH_MODELS=plain npm run bench` first, and this with BENCH_MODELS=plain')
   console.log(`1-minute load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} cores`)
   const ours: FastifyInstance = await buildOurs(DATABASE_URL)
   const baseline = buildBaseline(benchPool(DATABASE_URL))
@@ -100,6 +103,7 @@ async function main (): Promise<void> {
     const rows: string[][] = [['scenario', 'stage', 'ours CPU µs', 'ours GC pause µs', 'baseline CPU µs', 'baseline GC pause µs']]
     const fmt = (c: Cost | null): string[] => c === null ? ['', ''] : [c.cpuUs.toFixed(1), c.gcUs.toFixed(1)]
     for (const scenario of SCENARIOS) {
+      if (scenario.statement === undefined) continue
       const path = scenario.path(documentId)
       const one = scenario.name === 'get-one'
       const search = path.includes('?') ? path.slice(path.indexOf('?') + 1) : ''

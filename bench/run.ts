@@ -6,29 +6,41 @@ import autocannon, { type Result } from 'autocannon'
 import type { FastifyInstance } from 'fastify'
 import { sql as raw } from 'kysely'
 import pg from 'pg'
-import { ARTICLE_UID, AUTHOR_UID, AUTHORS, CATEGORIES, CATEGORY_UID, PUBLIC_READ, articleData, articleRelations, authorData, categoryData } from './article.js'
+import { ARTICLE_UID, AUTHOR_UID, AUTHORS, CATEGORY_UID, PUBLIC_READ, articleData, articleRelations, authorData, categoryData } from './article.js'
 import type { Statement } from './baseline.js'
-import { SCENARIOS } from './scenarios.js'
+import type { FloorSql } from './floor.js'
+import { CATEGORIES_OF, MODEL_SET, oracleCategoryData } from './oracle.js'
+import { SCENARIOS, type Context, type Scenario } from './scenarios.js'
+import { seedRows } from './seed-rows.js'
 import { buildOurs, POOL_SIZE } from './serve.js'
 
 /**
  * `npm run bench`: the plugin against a hand-written Fastify + pg server running the same SQL,
  * on PostgreSQL, with autocannon. See bench/README.md for what is measured and how to read it.
  *
- * Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DOCS (10000),
- * BENCH_CONNECTIONS (10), BENCH_DURATION (10 s), BENCH_WARMUP (3 s), BENCH_ONLY (comma-separated
- * scenario names), BENCH_PROFILE=1|ours|baseline|both (run servers with --cpu-prof, profiles in bench/results/profiles).
+ * Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_MODELS
+ * (oracle or plain), BENCH_DOCS (10000), BENCH_CONNECTIONS (10), BENCH_DURATION (10 s),
+ * BENCH_WARMUP (3 s), BENCH_ROUNDS (1), BENCH_ONLY (comma-separated scenario names),
+ * BENCH_PROFILE=1|ours|baseline|both (run servers with --cpu-prof, profiles in bench/results/profiles),
+ * BENCH_STRAPI_JSON (Strapi's recorded numbers).
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url))
-const STRAPI_BENCH = process.env.BENCH_STRAPI_JSON ?? fileURLToPath(new URL('../../shared/oracle/strapi-v5/bench.json', import.meta.url))
+const STRAPI_BENCH = process.env.BENCH_STRAPI_JSON ?? fileURLToPath(new URL('../../shared/bench/strapi-compare-10k.json', import.meta.url))
+/** The plugin's recorded statements, which the oracle models' floor replays (floor.ts). */
+const FLOOR_SQL = `${RESULTS}floor-sql.json`
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const DOCS = Number(process.env.BENCH_DOCS ?? 10_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
+const CATEGORIES = CATEGORIES_OF[MODEL_SET]
+const ORACLE = MODEL_SET === 'oracle'
+/** `service` (the default): every article through the document service; `rows`: the same rows in batches (seed-rows.ts), for 100,000 and more. */
+const SEED = process.env.BENCH_SEED === 'rows' ? 'rows' : 'service'
 /** Servers to run under --cpu-prof: BENCH_PROFILE=1 (ours), ours, baseline or both. */
 const PROFILE = new Set(({ 1: ['ours'], ours: ['ours'], baseline: ['baseline'], both: ['ours', 'baseline'] } as Record<string, string[]>)[process.env.BENCH_PROFILE ?? ''] ?? [])
 
@@ -62,69 +74,120 @@ async function resetSchema (): Promise<string> {
 }
 
 /** Creates `count` documents through the document service, `BATCH` concurrent creates at a time. */
-async function createAll (app: FastifyInstance, uid: string, count: number, data: (i: number) => Record<string, unknown>): Promise<string[]> {
+async function createAll (app: FastifyInstance, uid: string, count: number, data: (i: number) => Record<string, unknown>, status?: 'published'): Promise<string[]> {
   const service = app.contentApi.documents(uid)
   const ids: string[] = []
   const BATCH = 100
   for (let i = 0; i < count; i += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, count - i) }, async (_, k) => (await service.create({ data: data(i + k) })).documentId)
+    const batch = Array.from({ length: Math.min(BATCH, count - i) }, async (_, k) => (await service.create({ data: data(i + k), status })).documentId)
     ids.push(...await Promise.all(batch))
     if (count >= 2000 && (i + BATCH) % 2000 === 0) process.stdout.write(`  seeded ${i + BATCH}/${count}\r`)
   }
   return ids
 }
 
+/** The size of the page a list request asks for (`pagination[pageSize]`, else the default 25). */
+function pageSizeOf (path: string): number {
+  const size = /pagination\[pageSize\]=(\d+)/.exec(path)?.[1]
+  return size === undefined ? 25 : Number(size)
+}
+
+interface Seeded {
+  seedMs: number
+  context: Context
+  /** The statement the plugin sent for each read, by scenario. */
+  sql: Record<string, Statement>
+  /** What the oracle models' floor replays. */
+  floor: FloorSql
+}
+
 /**
  * Creates the schema (through the plugin's schema sync) and the documents (through the document
- * service, the path applications write by), grants the public role read access, then records
- * the SQL the plugin sends for each scenario and checks it against the baseline's.
+ * service, the path applications write by; with the oracle models every article is created
+ * published: a draft row and a published row), grants the public role read access, makes a
+ * full-access API token for the create, then records the SQL the plugin sends for each read:
+ * checked against baseline.ts's with the plain models, replayed by floor.ts with the oracle's.
  */
-async function seedAndCheckSql (): Promise<{ seedMs: number, documentId: string, sql: Record<string, Statement> }> {
+async function seedAndCheckSql (): Promise<Seeded> {
   let captured: Statement[] | null = null
   const app = await buildOurs(DATABASE_URL, (text, values) => { captured?.push({ text, values: [...values] }) })
   try {
     await app.ready()
     // Content is private by default: anonymous requests read through the public role's grants.
     await app.contentApi.permissions.grant('public', PUBLIC_READ)
+    const { accessKey: token } = await app.contentApi.apiTokens.create({ name: 'bench', type: 'full-access' })
     const articles = app.contentApi.documents(ARTICLE_UID)
     const began = performance.now()
-    const categories = await createAll(app, CATEGORY_UID, CATEGORIES, categoryData)
+    const categories = await createAll(app, CATEGORY_UID, CATEGORIES, ORACLE ? oracleCategoryData : categoryData)
     const authors = await createAll(app, AUTHOR_UID, AUTHORS, authorData)
-    await createAll(app, ARTICLE_UID, DOCS, (i) => {
-      const related = articleRelations(i)
-      return { ...articleData(i), category: categories[related.category], authors: related.authors.map((a) => authors[a]) }
-    })
+    if (SEED === 'rows') {
+      const ids = async (table: string, documentIds: string[]): Promise<number[]> => {
+        const { rows } = await raw<{ id: number, document_id: string }>`select "id", "document_id" from ${raw.table(table)}`.execute(app.contentApi.db)
+        const byDocument = new Map(rows.map((row) => [row.document_id, row.id]))
+        return documentIds.map((d) => byDocument.get(d)!)
+      }
+      await seedRows(app.contentApi.db, MODEL_SET, DOCS, await ids('categories', categories), await ids('authors', authors))
+    } else {
+      await createAll(app, ARTICLE_UID, DOCS, (i) => {
+        const related = articleRelations(i)
+        return { ...articleData(i), category: categories[(i * 7) % CATEGORIES], authors: related.authors.map((a) => authors[a]) }
+      }, ORACLE ? 'published' : undefined)
+    }
     const seedMs = Math.round(performance.now() - began)
     const { rows: tables } = await raw<{ name: string }>`select tablename as name from pg_tables where schemaname = 'bench'`.execute(app.contentApi.db)
     for (const { name } of tables) await raw`vacuum analyze ${raw.table(name)}`.execute(app.contentApi.db)
-    const middle = await articles.findFirst({ filters: { id: Math.ceil(DOCS / 2) } })
-    if (middle === null) throw new BenchError(`no article with id ${Math.ceil(DOCS / 2)} after seeding`)
+    const title = articleData(Math.floor(DOCS / 2)).title
+    const middle = await articles.findFirst({ filters: { title } })
+    if (middle === null) throw new BenchError(`no article titled ${String(title)} after seeding`)
+    const { documentId } = middle
+    const context: Context = { documentId, categoryId: categories[0], authorId: authors[0], token }
 
     const sql: Record<string, Statement> = {}
+    const floor: FloorSql = { reads: {}, documentId }
     for (const scenario of SCENARIOS) {
+      if (scenario.kind === 'create') continue
+      const request = { method: scenario.method, url: scenario.path(documentId), headers: scenario.headers?.(context), payload: scenario.body?.(context) }
       // Once uncaptured first: it loads the public role's permissions into their cache, a query
       // the measured requests pay only once per 5 s cache lifetime.
-      await app.inject(scenario.path(middle.documentId))
+      await app.inject(request)
       captured = []
-      const response = await app.inject(scenario.path(middle.documentId))
+      const response = await app.inject(request)
       const statements = captured as Statement[]
       captured = null
       if (response.statusCode !== 200) throw new BenchError(`${scenario.name}: the plugin answered ${response.statusCode}: ${response.body.slice(0, 300)}`)
       if (statements.length !== 1) {
-        throw new BenchError(`${scenario.name}: the plugin ran ${statements.length} statements, the baseline runs 1:\n${statements.map((s) => `  ${s.text}`).join('\n')}`)
+        throw new BenchError(`${scenario.name}: the plugin ran ${statements.length} statements, the floor runs 1:\n${statements.map((s) => `  ${s.text}`).join('\n')}`)
       }
       const ours = statements[0]
-      const baseline = scenario.statement(middle.documentId)
+      sql[scenario.name] = ours
+      if (scenario.kind === 'graphql') continue
+      if (ORACLE) {
+        floor.reads[scenario.path(':id')] = { ...ours, kind: scenario.kind, page: 1, pageSize: pageSizeOf(request.url) }
+        continue
+      }
+      const baseline = scenario.statement?.(documentId)
+      if (baseline === undefined) throw new BenchError(`${scenario.name}: no hand-written statement for the plain models`)
       if (ours.text !== baseline.text || JSON.stringify(ours.values) !== JSON.stringify(baseline.values)) {
         throw new BenchError(`${scenario.name}: the baseline's SQL is not the SQL the plugin sends; update bench/baseline.ts.\n` +
           `  plugin:   ${ours.text}\n            ${JSON.stringify(ours.values)}\n` +
           `  baseline: ${baseline.text}\n            ${JSON.stringify(baseline.values)}`)
       }
-      sql[scenario.name] = ours
     }
-    return { seedMs, documentId: middle.documentId, sql }
+    return { seedMs, context, sql, floor }
   } finally {
     await app.close()
+  }
+}
+
+/** Deletes the articles the create scenario wrote (and, by cascade, their links), so that every round reads the seeded table. */
+async function deleteCreated (): Promise<number> {
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1, options: '-c search_path=bench' })
+  try {
+    const { rowCount } = await admin.query("delete from articles where title like 'Bench article %'")
+    await admin.query('vacuum analyze articles, articles_category_lnk, articles_authors_lnk')
+    return rowCount ?? 0
+  } finally {
+    await admin.end()
   }
 }
 
@@ -134,7 +197,7 @@ async function startServer (name: 'ours' | 'baseline'): Promise<Server> {
   const profile = PROFILE.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}profiles/${name}`] : []
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('./serve.ts', import.meta.url)), name], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL },
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const port = await new Promise<number>((resolve, reject) => {
@@ -145,13 +208,16 @@ async function startServer (name: 'ours' | 'baseline'): Promise<Server> {
   return { name, child, base: `http://127.0.0.1:${port}` }
 }
 
-/** The server process's CPU time so far (user + system), in microseconds. */
-async function cpuTime (server: Server): Promise<number> {
+/**
+ * The server process's CPU time so far (user + system, µs), and its largest resident set (bytes)
+ * sampled since the last call.
+ */
+async function cpuTime (server: Server): Promise<{ cpu: number, maxRss: number }> {
   return await new Promise((resolve) => {
-    const onMessage = (message: { cpu?: NodeJS.CpuUsage }): void => {
+    const onMessage = (message: { cpu?: NodeJS.CpuUsage, maxRss?: number }): void => {
       if (message.cpu === undefined) return
       server.child.off('message', onMessage)
-      resolve(message.cpu.user + message.cpu.system)
+      resolve({ cpu: message.cpu.user + message.cpu.system, maxRss: message.maxRss ?? 0 })
     }
     server.child.on('message', onMessage)
     server.child.send('cpu')
@@ -172,12 +238,26 @@ function firstDifference (a: string, b: string): string {
   return `at character ${i}:\n    ours:     …${a.slice(from, i + 80)}…\n    baseline: …${b.slice(from, i + 80)}…`
 }
 
-/** Both servers must answer every benchmarked request with the same status, type and body. */
-async function checkSameResponses (ours: Server, baseline: Server, documentId: string): Promise<void> {
+async function send (server: Server, scenario: Scenario, context: Context, id: string): Promise<Response> {
+  return await fetch(server.base + scenario.path(context.documentId), {
+    method: scenario.method,
+    headers: scenario.headers?.(context),
+    body: scenario.body?.(context).replaceAll('[<id>]', id)
+  })
+}
+
+/**
+ * Both servers must answer every benchmarked read with the same status, type and body; a create
+ * with the same status and the same document but for its ids and timestamps.
+ */
+async function checkSameResponses (ours: Server, baseline: Server, context: Context): Promise<void> {
   for (const scenario of SCENARIOS) {
-    const path = scenario.path(documentId)
-    const [a, b] = await Promise.all([fetch(ours.base + path), fetch(baseline.base + path)])
-    const [bodyA, bodyB] = await Promise.all([a.text(), b.text()])
+    const [a, b] = await Promise.all([send(ours, scenario, context, 'check-ours'), send(baseline, scenario, context, 'check-floor')])
+    let [bodyA, bodyB] = await Promise.all([a.text(), b.text()])
+    if (scenario.kind === 'create') {
+      const shape = (body: string): string => body.replace(/"(id|documentId|slug|title|createdAt|updatedAt|publishedAt)":("[^"]*"|\d+)/g, '"$1":_')
+      ;[bodyA, bodyB] = [shape(bodyA), shape(bodyB)]
+    }
     const problems: string[] = []
     if (a.status !== 200) problems.push(`ours answered ${a.status}`)
     if (a.status !== b.status) problems.push(`status: ours ${a.status}, baseline ${b.status}`)
@@ -186,9 +266,9 @@ async function checkSameResponses (ours: Server, baseline: Server, documentId: s
     }
     if (bodyA !== bodyB) problems.push(`body differs (${bodyA.length} vs ${bodyB.length} bytes) ${firstDifference(bodyA, bodyB)}`)
     if (problems.length > 0) {
-      throw new BenchError(`ERROR: the two servers answer GET ${path} differently, so measuring them would compare different work:\n  ${problems.join('\n  ')}`)
+      throw new BenchError(`ERROR: the two servers answer ${scenario.method} ${scenario.path(context.documentId)} differently, so measuring them would compare different work:\n  ${problems.join('\n  ')}`)
     }
-    console.log(`  same response for ${scenario.name}: ${bodyA.length} bytes`)
+    console.log(`  same ${scenario.kind === 'create' ? 'answer but for ids, slug, title and timestamps' : 'response'} for ${scenario.name}: ${bodyA.length} bytes`)
   }
 }
 
@@ -207,15 +287,25 @@ interface Measurement {
    * other load on the machine than req/s; PostgreSQL's share, the same SQL for both, is not in it.
    */
   serverCpuUsPerRequest: number
+  /** The server's largest resident set during the measured round (sampled every 50 ms), MiB. */
+  maxRssMiB: number
 }
 
-async function measure (server: Server, path: string): Promise<Measurement> {
-  const url = server.base + path
-  const warmup = await autocannon({ url, connections: CONNECTIONS, duration: WARMUP })
+async function measure (server: Server, scenario: Scenario, context: Context): Promise<Measurement> {
+  const request = {
+    url: server.base + scenario.path(context.documentId),
+    method: scenario.method,
+    headers: scenario.headers?.(context),
+    body: scenario.body?.(context),
+    idReplacement: scenario.body !== undefined,
+    connections: CONNECTIONS
+  }
+  const warmup = await autocannon({ ...request, duration: WARMUP })
   const loadAverage = os.loadavg()[0]
-  const cpuBefore = await cpuTime(server)
-  const r: Result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION })
-  const cpu = await cpuTime(server) - cpuBefore
+  const before = await cpuTime(server)
+  const r: Result = await autocannon({ ...request, duration: DURATION })
+  const after = await cpuTime(server)
+  const cpu = after.cpu - before.cpu
   return {
     requestsPerSec: { mean: r.requests.mean, stddev: r.requests.stddev },
     latencyMs: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
@@ -225,18 +315,36 @@ async function measure (server: Server, path: string): Promise<Measurement> {
     timeouts: r.timeouts,
     warmupRequestsPerSec: warmup.requests.mean,
     loadAverage,
-    serverCpuUsPerRequest: cpu / Math.max(r.requests.total, 1)
+    serverCpuUsPerRequest: cpu / Math.max(r.requests.total, 1),
+    maxRssMiB: after.maxRss / 2 ** 20
   }
 }
 
-interface StrapiScenario { name: string, requestsPerSec: { mean: number }, latencyMs: { p50: number, p99: number } }
+/** Strapi's recorded numbers for one request (and, when the file has them, the plugin's and the floor's of the same run). */
+interface Recorded { reqPerSec: number, cpuUsPerReq: number | null, maxRssMiB: number | null, p50: number | null, p99: number | null }
 
-async function readStrapi (): Promise<{ scenarios: StrapiScenario[], strapiVersion?: string, machine?: string } | null> {
+interface StrapiFile { what?: string, when?: string, machine?: string, byName: Map<string, Recorded> }
+
+/**
+ * Reads BENCH_STRAPI_JSON: `{ summary: { [request]: { strapi: { meanReqPerSec, meanCpuUsPerReq, maxRssMiB } } } }`
+ * (../shared/bench/strapi-compare-10k.json), or the older `{ scenarios: [{ name, requestsPerSec, latencyMs }] }`.
+ */
+async function readStrapi (): Promise<StrapiFile | null> {
+  let json: any
   try {
-    return JSON.parse(await readFile(STRAPI_BENCH, 'utf8'))
+    json = JSON.parse(await readFile(STRAPI_BENCH, 'utf8'))
   } catch {
     return null
   }
+  const byName = new Map<string, Recorded>()
+  for (const [name, servers] of Object.entries<any>(json.summary ?? {})) {
+    const strapi = servers?.strapi
+    if (typeof strapi?.meanReqPerSec === 'number') byName.set(name, { reqPerSec: strapi.meanReqPerSec, cpuUsPerReq: strapi.meanCpuUsPerReq ?? null, maxRssMiB: strapi.maxRssMiB ?? null, p50: null, p99: null })
+  }
+  for (const s of json.scenarios ?? []) {
+    if (!byName.has(s.name)) byName.set(s.name, { reqPerSec: s.requestsPerSec.mean, cpuUsPerReq: null, maxRssMiB: null, p50: s.latencyMs?.p50 ?? null, p99: s.latencyMs?.p99 ?? null })
+  }
+  return { what: json.what, when: json.when, machine: json.machine ?? json.strapiVersion, byName }
 }
 
 function table (rows: Array<Array<string | number>>): string {
@@ -251,66 +359,108 @@ function table (rows: Array<Array<string | number>>): string {
 
 const fixed = (n: number, digits = 1): string => n.toFixed(digits)
 
+const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length
+
+/** A scenario's rounds on one server, summarised: means, the worst RSS. */
+function summarise (rounds: Measurement[]): Measurement & { rounds: Measurement[] } {
+  const last = rounds[rounds.length - 1]
+  return {
+    ...last,
+    requestsPerSec: { mean: mean(rounds.map((m) => m.requestsPerSec.mean)), stddev: mean(rounds.map((m) => m.requestsPerSec.stddev)) },
+    latencyMs: {
+      mean: mean(rounds.map((m) => m.latencyMs.mean)),
+      p50: mean(rounds.map((m) => m.latencyMs.p50)),
+      p90: mean(rounds.map((m) => m.latencyMs.p90)),
+      p99: mean(rounds.map((m) => m.latencyMs.p99)),
+      max: Math.max(...rounds.map((m) => m.latencyMs.max))
+    },
+    totalRequests: rounds.reduce((sum, m) => sum + m.totalRequests, 0),
+    non2xx: rounds.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: rounds.reduce((sum, m) => sum + m.errors, 0),
+    timeouts: rounds.reduce((sum, m) => sum + m.timeouts, 0),
+    loadAverage: mean(rounds.map((m) => m.loadAverage)),
+    serverCpuUsPerRequest: mean(rounds.map((m) => m.serverCpuUsPerRequest)),
+    maxRssMiB: Math.max(...rounds.map((m) => m.maxRssMiB)),
+    rounds
+  }
+}
+
 async function main (): Promise<void> {
   const [load] = os.loadavg()
   if (load > os.cpus().length) console.log(`WARNING: the 1-minute load average is ${fixed(load, 2)} on ${os.cpus().length} cores; other work will skew the numbers.`)
   console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}`)
   const postgresVersion = await resetSchema()
-  console.log(`Seeding ${CATEGORIES} categories, ${AUTHORS} authors and ${DOCS} articles (each with a category and 1-3 authors) through the document service`)
-  const { seedMs, documentId, sql } = await seedAndCheckSql()
-  console.log(`  seeded in ${(seedMs / 1000).toFixed(1)} s; the baseline's SQL matches the plugin's for ${SCENARIOS.length} scenarios`)
+  console.log(`Seeding ${CATEGORIES} categories, ${AUTHORS} authors and ${DOCS} articles (each with a category and 1-3 authors${ORACLE ? ', created published: a draft and a published row' : ''}) ` +
+    `${SEED === 'rows' ? 'as rows (BENCH_SEED=rows)' : 'through the document service'}, models: ${MODEL_SET}`)
+  const { seedMs, context, sql, floor } = await seedAndCheckSql()
+  const { documentId } = context
+  console.log(`  seeded in ${(seedMs / 1000).toFixed(1)} s; ${ORACLE ? 'the plugin sends one statement for every read, recorded for the floor' : 'the baseline\'s SQL matches the plugin\'s'} (${Object.keys(sql).length} scenarios)`)
+  await mkdir(RESULTS, { recursive: true })
+  await writeFile(FLOOR_SQL, JSON.stringify(floor, null, 2) + '\n')
 
   const servers: Server[] = []
-  const results: Array<{ name: string, path: string, ours: Measurement, baseline: Measurement }> = []
+  const measured = new Map<string, { ours: Measurement[], baseline: Measurement[] }>(SCENARIOS.map((s) => [s.name, { ours: [], baseline: [] }]))
+  const idle: Record<string, number> = {}
   try {
     const ours = await startServer('ours')
     servers.push(ours)
     const baseline = await startServer('baseline')
     servers.push(baseline)
-    await checkSameResponses(ours, baseline, documentId)
+    for (const server of servers) idle[server.name] = (await cpuTime(server)).maxRss / 2 ** 20
+    await checkSameResponses(ours, baseline, context)
+    await deleteCreated()
 
-    for (const scenario of SCENARIOS) {
-      const path = scenario.path(documentId)
-      console.log(`Measuring ${scenario.name}: GET ${path} (-c ${CONNECTIONS} -d ${DURATION} after a ${WARMUP} s warm-up)`)
-      // Alternate which server goes first, so a drift in machine load does not favour one side.
-      const order = results.length % 2 === 0 ? [ours, baseline] : [baseline, ours]
-      const measured = new Map<string, Measurement>()
-      for (const server of order) {
-        const m = await measure(server, path)
-        measured.set(server.name, m)
-        console.log(`  ${server.name.padEnd(8)} ${fixed(m.requestsPerSec.mean)} req/s, ${fixed(m.serverCpuUsPerRequest, 0)} µs server CPU per request (load average before: ${fixed(m.loadAverage, 2)})`)
+    let turn = 0
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const scenario of SCENARIOS) {
+        console.log(`Measuring ${scenario.name}${ROUNDS > 1 ? ` (round ${round}/${ROUNDS})` : ''}: ${scenario.method} ${scenario.path(documentId)} (-c ${CONNECTIONS} -d ${DURATION} after a ${WARMUP} s warm-up)`)
+        // Alternate which server goes first, so a drift in machine load does not favour one side.
+        const order = turn++ % 2 === 0 ? [ours, baseline] : [baseline, ours]
+        for (const server of order) {
+          const m = await measure(server, scenario, context)
+          measured.get(scenario.name)![server.name].push(m)
+          console.log(`  ${server.name.padEnd(8)} ${fixed(m.requestsPerSec.mean)} req/s, ${fixed(m.serverCpuUsPerRequest, 0)} µs server CPU per request, ` +
+            `max RSS ${fixed(m.maxRssMiB, 0)} MiB (load average before: ${fixed(m.loadAverage, 2)})`)
+        }
+        if (scenario.kind === 'create') console.log(`  deleted the ${await deleteCreated()} articles rows the creates wrote`)
       }
-      results.push({ name: scenario.name, path, ours: measured.get('ours')!, baseline: measured.get('baseline')! })
     }
   } finally {
     for (const server of servers) await stopServer(server)
   }
+  const results = SCENARIOS.map((scenario) => {
+    const m = measured.get(scenario.name)!
+    return { name: scenario.name, method: scenario.method, path: scenario.path(documentId), strapiName: scenario.strapi, ours: summarise(m.ours), baseline: summarise(m.baseline) }
+  })
 
   const strapi = await readStrapi()
-  const rows: Array<Array<string | number>> = [['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'server CPU µs/req']]
+  const rows: Array<Array<string | number>> = [['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'server CPU µs/req', 'max RSS MiB']]
   for (const r of results) {
-    for (const [server, m] of [['ours', r.ours], ['baseline', r.baseline]] as const) {
-      rows.push([r.name, server, fixed(m.requestsPerSec.mean), m.latencyMs.p50, m.latencyMs.p99, m.non2xx, m.errors + m.timeouts, fixed(m.serverCpuUsPerRequest, 0)])
+    for (const [server, m] of [['ours', r.ours], ['floor', r.baseline]] as const) {
+      rows.push([r.name, server, fixed(m.requestsPerSec.mean), fixed(m.latencyMs.p50, 0), fixed(m.latencyMs.p99, 0), m.non2xx, m.errors + m.timeouts, fixed(m.serverCpuUsPerRequest, 0), fixed(m.maxRssMiB, 0)])
     }
-    const recorded = strapi?.scenarios.find((s) => s.name === SCENARIOS.find((x) => x.name === r.name)?.strapi)
-    if (recorded !== undefined) rows.push([r.name, `strapi (recorded${recorded.name === r.name ? '' : `, ${recorded.name}`})`, fixed(recorded.requestsPerSec.mean), recorded.latencyMs.p50, recorded.latencyMs.p99, '', '', ''])
+    const recorded = strapi?.byName.get(r.strapiName)
+    if (recorded !== undefined) {
+      rows.push([r.name, 'strapi (recorded)', fixed(recorded.reqPerSec), recorded.p50 ?? '', recorded.p99 ?? '', '', '', recorded.cpuUsPerReq === null ? '' : fixed(recorded.cpuUsPerReq, 0), recorded.maxRssMiB === null ? '' : fixed(recorded.maxRssMiB, 0)])
+    }
   }
   console.log(`\n${table(rows)}\n`)
 
-  const ratios: Array<Array<string | number>> = [['scenario', 'ours/baseline req/s', 'ours/baseline mean latency', 'ours/baseline server CPU', ...(strapi === null ? [] : ['ours/strapi req/s'])]]
+  const ratios: Array<Array<string | number>> = [['scenario', ...(strapi === null ? [] : ['ours/Strapi req/s']), 'ours/floor req/s', 'ours/floor CPU per request', 'ours/floor max RSS']]
   const summary = results.map((r) => {
-    const recorded = strapi?.scenarios.find((s) => s.name === SCENARIOS.find((x) => x.name === r.name)?.strapi)
+    const recorded = strapi?.byName.get(r.strapiName)
     const ratio = r.ours.requestsPerSec.mean / r.baseline.requestsPerSec.mean
-    const vsStrapi = recorded === undefined ? null : r.ours.requestsPerSec.mean / recorded.requestsPerSec.mean
-    ratios.push([r.name, fixed(ratio, 2), fixed(r.ours.latencyMs.mean / r.baseline.latencyMs.mean, 2), fixed(r.ours.serverCpuUsPerRequest / r.baseline.serverCpuUsPerRequest, 2), ...(strapi === null ? [] : [vsStrapi === null ? '' : `${fixed(vsStrapi)}x`])])
-    return { ...r, ratio, vsStrapi, strapi: recorded ?? null }
+    const cpuRatio = r.ours.serverCpuUsPerRequest / r.baseline.serverCpuUsPerRequest
+    const vsStrapi = recorded === undefined ? null : r.ours.requestsPerSec.mean / recorded.reqPerSec
+    ratios.push([r.name, ...(strapi === null ? [] : [vsStrapi === null ? '' : `${fixed(vsStrapi)}x`]), fixed(ratio, 2), `${fixed(cpuRatio, 2)}x`, `${fixed(r.ours.maxRssMiB / r.baseline.maxRssMiB, 2)}x`])
+    return { ...r, ratio, cpuRatio, vsStrapi, strapi: recorded ?? null }
   })
   console.log(`${table(ratios)}\n`)
+  console.log(`Idle RSS after start: ours ${fixed(idle.ours ?? 0, 0)} MiB, floor ${fixed(idle.baseline ?? 0, 0)} MiB.`)
   if (strapi === null) console.log(`(no Strapi numbers at ${STRAPI_BENCH}; skipped that comparison)`)
-  else console.log(`Strapi ${strapi.strapiVersion ?? ''} numbers are recorded, not re-measured (${strapi.machine ?? 'unknown machine'}), on its own oracle data set; see bench/README.md.`)
-  for (const r of summary) if (r.ratio < 0.8) console.log(`NOTE: ${r.name} is below 0.8 of the baseline (${fixed(r.ratio, 3)}); profile with BENCH_PROFILE=1.`)
+  else console.log(`Strapi's numbers are recorded, not re-measured (${strapi.when ?? ''}, ${strapi.machine ?? 'unknown machine'}): ${STRAPI_BENCH}; see bench/README.md.`)
+  for (const r of summary) if (r.ratio < 0.8) console.log(`NOTE: ${r.name} is below 0.8 of the floor (${fixed(r.ratio, 3)}); profile with BENCH_PROFILE=1.`)
 
-  await mkdir(RESULTS, { recursive: true })
   const file = `${RESULTS}${new Date().toISOString().replaceAll(':', '-')}.json`
   await writeFile(file, JSON.stringify({
     when: new Date().toISOString(),
@@ -318,10 +468,13 @@ async function main (): Promise<void> {
     node: process.version,
     machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
     database: { url: redact(DATABASE_URL), postgresVersion, schema: 'bench', poolSize: POOL_SIZE },
-    documents: { articles: DOCS, categories: CATEGORIES, authors: AUTHORS },
+    models: MODEL_SET,
+    documents: { articles: DOCS, categories: CATEGORIES, authors: AUTHORS, seed: SEED },
     seedMs,
-    autocannon: { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP },
+    autocannon: { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP, rounds: ROUNDS },
+    idleRssMiB: idle,
     getOneDocumentId: documentId,
+    strapiFile: strapi === null ? null : STRAPI_BENCH,
     sql,
     scenarios: summary
   }, null, 2) + '\n')

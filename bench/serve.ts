@@ -2,14 +2,17 @@ import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import contentApi from '../lib/index.js'
-import { models } from './article.js'
+import { readFileSync } from 'node:fs'
 import { buildBaseline } from './baseline.js'
+import { buildFloor, type FloorSql } from './floor.js'
+import { MODEL_SET } from './model-set.js'
 
 /**
  * One benchmarked server, run by run.ts in a child process of its own (`NODE_ENV=production`,
- * logger off): `ours` is the plugin, `baseline` the hand-written server. Both read the `bench`
- * schema through a pool of the same size and report their port over IPC once listening.
+ * logger off): `ours` is the plugin, `baseline` the hand-written server (baseline.ts for the plain
+ * models, floor.ts for the oracle's, given the plugin's recorded statements in the file
+ * `BENCH_FLOOR_SQL`). Both read the `bench` schema through a pool of the same size and report
+ * their port over IPC once listening.
  */
 
 export const POOL_SIZE = 10
@@ -29,10 +32,12 @@ export async function buildOurs (connectionString: string, log?: (sql: string, p
     dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
     log: log === undefined ? undefined : (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
   })
+  // Imported here, so that the floor's process never loads the plugin.
+  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])
   const app = Fastify({ logger: false })
   // The plugin never destroys a Kysely instance it was given.
   app.addHook('onClose', async () => { await db.destroy() })
-  await app.register(contentApi, { models, db, auth: AUTH })
+  await app.register(contentApi, { ...pluginOptions(MODEL_SET), db, auth: AUTH })
   return app
 }
 
@@ -40,14 +45,28 @@ async function main (): Promise<void> {
   const which = process.argv[2]
   const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
   if (which !== 'ours' && which !== 'baseline') throw new Error('usage: serve.ts ours|baseline')
-  const app = which === 'ours' ? await buildOurs(connectionString) : buildBaseline(benchPool(connectionString))
+  const floorSql = process.env.BENCH_FLOOR_SQL
+  const app = which === 'ours'
+    ? await buildOurs(connectionString)
+    : MODEL_SET === 'plain' || floorSql === undefined
+      ? buildBaseline(benchPool(connectionString))
+      : buildFloor(benchPool(connectionString), JSON.parse(readFileSync(floorSql, 'utf8')) as FloorSql)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : 0
   // A clean exit on SIGTERM, so that --cpu-prof writes its profile.
   process.once('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
-  // run.ts asks for the process's CPU time around each measured round, to report CPU per request.
-  process.on('message', (message) => { if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() }) })
+  // run.ts asks for the process's CPU time around each measured round, to report CPU per request,
+  // and for the largest resident set sampled since it last asked (every 50 ms: the window's peak).
+  let maxRss = process.memoryUsage.rss()
+  const sampler = setInterval(() => { maxRss = Math.max(maxRss, process.memoryUsage.rss()) }, 50)
+  sampler.unref()
+  process.on('message', (message) => {
+    if (message !== 'cpu') return
+    const rss = Math.max(maxRss, process.memoryUsage.rss())
+    maxRss = process.memoryUsage.rss()
+    process.send?.({ cpu: process.cpuUsage(), maxRss: rss })
+  })
   process.send?.({ ready: true, port })
 }
 
