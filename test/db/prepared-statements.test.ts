@@ -76,6 +76,11 @@ t.test('REST reads run as named statements; the one-document statement serves ev
   t.same((await prepared(app)).filter((p) => !afterList.some((l) => l.name === p.name)).length, afterOne.length - afterList.length,
     'no statement per documentId: the documentId is bound at execution')
 
+  const query = '{ posts(pagination: { pageSize: 5 }) { data { id attributes { title } } } }'
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query } })
+  t.equal(graphql.json().data.posts.data.length, 3)
+  t.equal((await prepared(app)).length, afterOne.length + 1, 'a GraphQL read is named too')
+
   const named = await prepared(app)
   await app.contentApi.documents('api::post.post').findMany({ filters: { title: { $eq: 'alpha' } }, sort: 'title' })
   t.same((await prepared(app)).map((p) => p.name), named.map((p) => p.name), 'a read of application code is not named')
