@@ -27,10 +27,22 @@ export function benchPool (connectionString: string): pg.Pool {
   return new pg.Pool({ connectionString, max: POOL_SIZE, options: '-c search_path=bench' })
 }
 
+/**
+ * The plugin's server. Measured, it runs on the pool the plugin creates from a connection string
+ * (its production path: its timeouts, its named statements); recording the SQL it sends (`log`)
+ * needs a Kysely of the bench's own, with a logger.
+ */
 export async function buildOurs (connectionString: string, log?: (sql: string, parameters: readonly unknown[]) => void): Promise<FastifyInstance> {
+  if (log === undefined) {
+    const url = new URL(connectionString)
+    url.searchParams.set('options', '-c search_path=bench')
+    const app = Fastify({ logger: false })
+    await app.register(contentApi, { models, db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH })
+    return app
+  }
   const db = new Kysely<any>({
     dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
-    log: log === undefined ? undefined : (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
+    log: (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
   })
   // Imported here, so that the floor's process never loads the plugin.
   const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])

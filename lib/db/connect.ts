@@ -3,6 +3,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import type pg from 'pg'
 import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, type PoolLogger, type PoolSettings } from './pool.js'
+import { PreparedStatements } from './prepared-statements.js'
 
 /**
  * Where documents are stored:
@@ -23,6 +24,12 @@ export type DatabaseOption =
 export interface DatabaseHandle {
   readonly db: Kysely<any>
   readonly dialect: 'postgres' | 'pglite' | 'external'
+  /**
+   * The texts the plugin's pool sends as named statements, to which the reader adds the reads it
+   * caches; null where statements all run unnamed (`pool.preparedStatements: false`, PGlite, a
+   * Kysely given).
+   */
+  readonly prepared: PreparedStatements | null
   /**
    * Runs administrative work (schema sync) where the request timeouts do not cut it: on the
    * plugin's own pool, a connection of its own, opened for `fn` and closed after; otherwise `db`.
@@ -58,11 +65,13 @@ async function closeWithin (graceMs: number | undefined, close: () => Promise<vo
 }
 
 function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  const pool = new ContentApiPool(poolConfig(config, settings), log)
+  const prepared = settings.preparedStatements ? new PreparedStatements() : null
+  const pool = new ContentApiPool(poolConfig(config, settings), log, prepared)
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
     dialect: 'postgres',
+    prepared,
     async admin (fn) {
       // No statement, read or idle-in-transaction timeout: DDL on a large table, or waiting for
       // the schema lock while another instance syncs, may take longer than any request may.
@@ -83,7 +92,7 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
  * a connection string; a Kysely or a PGlite given is used as it is.
  */
 export function connect (option: DatabaseOption, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  if (isKysely(option)) return { db: option, dialect: 'external', admin: async (fn) => await fn(option), close: async () => {} }
+  if (isKysely(option)) return { db: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
   if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
   if (typeof option === 'object' && 'connectionString' in option) {
     // `max` is `pool.size` now (options.ts resolves it); anything else given is kept, as before.
@@ -92,7 +101,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   }
   if (typeof option === 'object' && 'pglite' in option) {
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
-    return { db, dialect: 'pglite', admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
+    return { db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const dataDir = option?.dataDir
   let created: PGlite | null = null
@@ -102,6 +111,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   return {
     db,
     dialect: 'pglite',
+    prepared: null,
     admin: async (fn) => await fn(db),
     // Closing waits for the session's holder; past the grace the instance is closed under it.
     close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { created?.close().catch(() => {}) }) }

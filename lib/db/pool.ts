@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
+import type { PreparedStatements } from './prepared-statements.js'
 
 /** The `pool` options, resolved (docs/options.md#pool). */
 export interface PoolSettings {
@@ -9,6 +10,8 @@ export interface PoolSettings {
   statementTimeoutMs: number
   idleInTransactionTimeoutMs: number
   jit: boolean
+  /** Send the reads the plugin repeats as named statements (prepared-statements.ts). */
+  preparedStatements: boolean
 }
 
 /** Where the pool reports connections it loses (the Fastify logger). */
@@ -81,6 +84,7 @@ function withStartupOption (config: pg.PoolConfig, option: string): pg.PoolConfi
  *   an error, which makes pg-pool end it too.
  * - `abandon()` cuts the connections still checked out, so that a shutdown past its bound does
  *   not wait for them (the server rolls their transactions back).
+ * - A text `prepared` names is sent as that named statement; every other text, unnamed.
  */
 export class ContentApiPool implements PostgresPool {
   readonly #pool: pg.Pool
@@ -88,9 +92,11 @@ export class ContentApiPool implements PostgresPool {
   readonly #wrappers = new WeakMap<pg.PoolClient, PoolClient>()
 
   readonly #log: PoolLogger
+  readonly #prepared: PreparedStatements | null
 
-  constructor (config: pg.PoolConfig, log: PoolLogger) {
+  constructor (config: pg.PoolConfig, log: PoolLogger, prepared: PreparedStatements | null = null) {
     this.#log = log
+    this.#prepared = prepared
     this.#pool = new pg.Pool(config)
     this.#pool.on('connect', (client) => {
       client.on('error', (err) => { log.warn({ err }, 'fastify-content-api: a database connection failed; it is discarded') })
@@ -104,7 +110,7 @@ export class ContentApiPool implements PostgresPool {
     this.#checkedOut.add(client)
     let wrapper = this.#wrappers.get(client)
     if (wrapper === undefined) {
-      wrapper = new PoolClient(client, this.#checkedOut)
+      wrapper = new PoolClient(client, this.#checkedOut, this.#prepared)
       this.#wrappers.set(client, wrapper)
     }
     return wrapper
@@ -126,18 +132,25 @@ export class ContentApiPool implements PostgresPool {
 class PoolClient implements PostgresPoolClient {
   readonly #client: pg.PoolClient
   readonly #checkedOut: Set<pg.PoolClient>
+  readonly #prepared: PreparedStatements | null
   #lost: Error | undefined
 
-  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>) {
+  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>, prepared: PreparedStatements | null) {
     this.#client = client
     this.#checkedOut = checkedOut
+    this.#prepared = prepared
   }
 
   query<R> (sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
   query<R> (cursor: PostgresCursor<R>): PostgresCursor<R>
   query<R> (query: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof query !== 'string') return this.#client.query(query as any) as unknown as PostgresCursor<R>
-    return (this.#client.query(query, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>).catch((err: Error) => {
+    // pg parses a named statement once per connection (its cache goes with the connection) and
+    // only binds and executes it afterwards.
+    const name = this.#prepared?.nameOf(query)
+    const values = parameters as unknown[]
+    const running = name === undefined ? this.#client.query(query, values) : this.#client.query({ name, text: query, values })
+    return (running as unknown as Promise<PostgresQueryResult<R>>).catch((err: Error) => {
       if (err.message === READ_TIMEOUT && this.#lost === undefined) {
         this.#lost = err
         this.#client.connection.stream.destroy()

@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely, Transaction } from 'kysely'
+import type { PreparedStatements } from '../db/prepared-statements.js'
 import { LruCache } from '../lru-cache.js'
 import type { CachedRead } from './types.js'
 import {
@@ -15,6 +16,8 @@ export interface ReaderContext {
   compile: CompileOptions
   /** Compiled reads by content type, tree shape (lib/query/tree-key.ts) and what is read of the tree. */
   queries: LruCache<string, CachedRead>
+  /** The texts the pool sends as named statements: a cached read repeats, so its text is added. */
+  prepared: PreparedStatements | null
 }
 
 /**
@@ -74,13 +77,20 @@ export class DocumentReader {
     return row.count
   }
 
-  /** The statement of a read from the cache, or compiled (and cached) now. */
+  /**
+   * The statement of a read from the cache, or compiled (and cached) now. A cached read is one
+   * that repeats: on the plugin's pool its statements run named, parsed and planned once per
+   * connection (lib/db/prepared-statements.ts). A one-document statement is named once for every
+   * documentId, which is a parameter (`bind`).
+   */
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
     const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
     let read = this.#ctx.queries.get(key)
     if (read === undefined) {
       read = this.#compile(tree, target, maxRows)
       this.#ctx.queries.set(key, read)
+      this.#ctx.prepared?.add(read.query.sql)
+      if (read.probe !== null) this.#ctx.prepared?.add(read.probe.sql)
     }
     return read
   }

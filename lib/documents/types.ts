@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
 import type { LruCache } from '../lru-cache.js'
+import type { PreparedStatements } from '../db/prepared-statements.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
@@ -73,6 +74,8 @@ export interface ServiceContext {
   db: Kysely<any>
   /** Compiled REST reads by content type, query string and access scope (see lib/lru-cache.ts). */
   queries: LruCache<string, CachedRead>
+  /** Where the reads kept in `queries` are marked to run as named statements; null: all run unnamed. */
+  prepared: PreparedStatements | null
   registry: Registry
   limits: PaginationLimits
   /** The `limits` options: applied to REST reads, and to calls that ask (`limits: true`). */

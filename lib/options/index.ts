@@ -100,7 +100,13 @@ const PoolOptions = Type.Object({
    * PostgreSQL's JIT compilation for the plugin's sessions. Off by default: populate statements
    * have large select lists whose compiling costs more than running them (docs/operations.md).
    */
-  jit: Type.Boolean({ default: false })
+  jit: Type.Boolean({ default: false }),
+  /**
+   * Send the reads the plugin repeats as named (prepared) statements, parsed and planned once per
+   * connection. `false` sends every statement unnamed: needed behind PgBouncer in transaction
+   * mode before 1.21 (docs/operations.md).
+   */
+  preparedStatements: Type.Boolean({ default: true })
 }, { additionalProperties: false })
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */

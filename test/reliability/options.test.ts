@@ -23,19 +23,20 @@ const URL = 'postgres://nobody@127.0.0.1:1/none'
 
 t.test('defaults', async (t) => {
   const resolved = resolveOptions({ models: [], db: URL })
-  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false })
+  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false, preparedStatements: true })
   t.same(resolved.shutdown, { timeoutMs: 10000 })
   t.equal(resolveOptions({ models: [], db: { connectionString: URL, max: 3 } }).pool.size, 3, 'db.max, the older spelling, is the pool size')
   t.same(resolveOptions({ models: [] }).shutdown, { timeoutMs: 10000 }, 'the shutdown bound applies to any database')
 })
 
 t.test('bounds and unknown keys', async (t) => {
-  t.same(await problems(t, { db: URL, pool: { size: 0, connectionTimeoutMs: 0, statementTimeoutMs: -1, idleTimeoutMs: 1.5, nope: 1 }, shutdown: { timeoutMs: -1 } }), [
+  t.same(await problems(t, { db: URL, pool: { size: 0, connectionTimeoutMs: 0, statementTimeoutMs: -1, idleTimeoutMs: 1.5, preparedStatements: 'no', nope: 1 }, shutdown: { timeoutMs: -1 } }), [
     'pool: unknown option(s) nope',
     'pool.size: must be >= 1',
     'pool.connectionTimeoutMs: must be >= 1',
     'pool.idleTimeoutMs: must be integer',
     'pool.statementTimeoutMs: must be >= 0',
+    'pool.preparedStatements: must be boolean',
     'shutdown.timeoutMs: must be >= 0'
   ])
 })
@@ -45,6 +46,7 @@ t.test('pool options with a database the plugin does not pool: refused, not igno
   t.teardown(async () => { await db.destroy() })
   const hint = 'only for the pool the plugin creates from a connection string; set it on your own pool or PGlite (docs/operations.md)'
   t.same(await problems(t, { db, pool: { statementTimeoutMs: 1000 } }), [`pool.statementTimeoutMs: ${hint}`], 'a Kysely of your own')
+  t.same(await problems(t, { db, pool: { preparedStatements: false } }), [`pool.preparedStatements: ${hint}`], 'a Kysely of your own: its statements are its own')
   t.same(await problems(t, { pool: { size: 2, connectionTimeoutMs: 10 } }), [`pool.size, pool.connectionTimeoutMs: ${hint}`], 'the embedded PGlite')
   t.same(await problems(t, { db: { dataDir: '/tmp/x' }, pool: { size: 2 } }), [`pool.size: ${hint}`], 'a PGlite data directory')
 })
