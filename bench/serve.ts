@@ -33,20 +33,19 @@ export function benchPool (connectionString: string): pg.Pool {
  * needs a Kysely of the bench's own, with a logger.
  */
 export async function buildOurs (connectionString: string, log?: (sql: string, parameters: readonly unknown[]) => void): Promise<FastifyInstance> {
+  // Imported here, so that the floor's process never loads the plugin.
+  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])
+  const app = Fastify({ logger: false })
   if (log === undefined) {
     const url = new URL(connectionString)
     url.searchParams.set('options', '-c search_path=bench')
-    const app = Fastify({ logger: false })
-    await app.register(contentApi, { models, db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH })
+    await app.register(contentApi, { ...pluginOptions(MODEL_SET), db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH })
     return app
   }
   const db = new Kysely<any>({
     dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
     log: (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
   })
-  // Imported here, so that the floor's process never loads the plugin.
-  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])
-  const app = Fastify({ logger: false })
   // The plugin never destroys a Kysely instance it was given.
   app.addHook('onClose', async () => { await db.destroy() })
   await app.register(contentApi, { ...pluginOptions(MODEL_SET), db, auth: AUTH })
