@@ -1,7 +1,6 @@
-import type { CompiledQuery, Kysely, Transaction } from 'kysely'
-import type { PreparedStatements } from '../db/prepared-statements.js'
+import type { CompiledQuery, Transaction } from 'kysely'
 import { LruCache } from '../lru-cache.js'
-import type { CachedRead } from './types.js'
+import type { CachedRead, ServiceContext } from './types.js'
 import {
   compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type CompileOptions, type FindSpec
 } from '../compiler/find.js'
@@ -10,15 +9,8 @@ import type { QueryTree } from '../query/index.js'
 import { treeKey } from '../query/tree-key.js'
 import { withinRows } from './within-rows.js'
 
-/** What the reader needs from the plugin: the database, the compiler's options, the statement cache. */
-export interface ReaderContext {
-  db: Kysely<any>
-  compile: CompileOptions
-  /** Compiled reads by content type, tree shape (lib/query/tree-key.ts) and what is read of the tree. */
-  queries: LruCache<string, CachedRead>
-  /** The texts the pool sends as named statements: a cached read repeats, so its text is added. */
-  prepared: PreparedStatements | null
-}
+/** What the reader needs of the service's context: the database, the compiler's options, the statement cache, the named statements. */
+export type ReaderContext = Pick<ServiceContext, 'db' | 'compile' | 'queries' | 'prepared'>
 
 /**
  * What a read takes of a tree: the page `tree.pagination` names (with its total when counted), a

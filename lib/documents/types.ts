@@ -72,7 +72,7 @@ export interface WriteParams {
 
 export interface ServiceContext {
   db: Kysely<any>
-  /** Compiled REST reads by content type, query string and access scope (see lib/lru-cache.ts). */
+  /** Compiled reads by content type, query-tree shape (lib/query/tree-key.ts) and what is read of the tree (reader.ts). */
   queries: LruCache<string, CachedRead>
   /** Where the reads kept in `queries` are marked to run as named statements; null: all run unnamed. */
   prepared: PreparedStatements | null
