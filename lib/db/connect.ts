@@ -65,7 +65,7 @@ async function closeWithin (graceMs: number | undefined, close: () => Promise<vo
 }
 
 function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  const prepared = settings.preparedStatements ? new PreparedStatements() : null
+  const prepared = settings.preparedStatements ? new PreparedStatements(settings.maxPreparedStatements) : null
   const pool = new ContentApiPool(poolConfig(config, settings), log, prepared)
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   return {

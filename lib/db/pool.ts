@@ -12,6 +12,8 @@ export interface PoolSettings {
   jit: boolean
   /** Send the reads the plugin repeats as named statements (prepared-statements.ts). */
   preparedStatements: boolean
+  /** Most texts named (prepared-statements.ts). */
+  maxPreparedStatements: number
 }
 
 /** Where the pool reports connections it loses (the Fastify logger). */

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto'
 
-/** Most statements named: each is kept by every connection that ran it until the connection closes. */
-export const MAX_PREPARED_STATEMENTS = 500
+/**
+ * Most statements named, `pool.maxPreparedStatements`'s default: each is kept by every connection
+ * that ran it until the connection closes, and takes 50-250 KiB of that backend's memory.
+ */
+export const MAX_PREPARED_STATEMENTS = 100
 
 /**
  * The SQL texts the plugin's pool sends as named (prepared) statements, by their name. PostgreSQL

@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox'
 import Value from 'typebox/value'
 import { ConfigurationError } from '../errors.js'
 import { isKysely, type DatabaseOption } from '../db/connect.js'
+import { MAX_PREPARED_STATEMENTS } from '../db/prepared-statements.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
@@ -106,7 +107,12 @@ const PoolOptions = Type.Object({
    * connection. `false` sends every statement unnamed: needed behind PgBouncer in transaction
    * mode before 1.21 (docs/operations.md).
    */
-  preparedStatements: Type.Boolean({ default: true })
+  preparedStatements: Type.Boolean({ default: true }),
+  /**
+   * Most texts named per app, so per connection: each named statement holds 50-250 KiB of its
+   * backend's memory until the connection closes (docs/operations.md#named-statements).
+   */
+  maxPreparedStatements: Type.Integer({ minimum: 1, default: MAX_PREPARED_STATEMENTS })
 }, { additionalProperties: false })
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */

@@ -102,6 +102,17 @@ t.test('pool.preparedStatements: false sends every statement unnamed, with the s
   t.same(await prepared(unnamed), [], 'none where it is off')
 })
 
+t.test('pool.maxPreparedStatements bounds the statements a connection keeps; past it reads run unnamed', { skip: needsPostgres }, async (t) => {
+  const scratch = await Scratch.create(t)
+  const { app } = await startApp(t, { db: scratch.url(), pool: { size: 1, maxPreparedStatements: 2 } })
+  const [id] = await createPosts(app, ['alpha'])
+  const urls = [LIST, `/api/posts/${id}?populate=tags`, `/api/posts/${id}`, '/api/posts?filters[title][$eq]=alpha']
+  const first = await Promise.all(urls.map(async (url) => (await app.inject(url)).json()))
+  t.equal((await prepared(app)).length, 2, 'the first two shapes are named, no more')
+  for (const [i, url] of urls.entries()) t.same((await app.inject(url)).json(), first[i], `${url}: the same answer named or not`)
+  t.equal((await prepared(app)).length, 2, 'still two')
+})
+
 t.test('a connection lost takes its statements with it; the next one prepares them again', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
   const { app } = await startApp(t, { db: scratch.url(), pool: { size: 1 } })

@@ -23,7 +23,7 @@ const URL = 'postgres://nobody@127.0.0.1:1/none'
 
 t.test('defaults', async (t) => {
   const resolved = resolveOptions({ models: [], db: URL })
-  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false, preparedStatements: true })
+  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false, preparedStatements: true, maxPreparedStatements: 100 })
   t.same(resolved.shutdown, { timeoutMs: 10000 })
   t.equal(resolveOptions({ models: [], db: { connectionString: URL, max: 3 } }).pool.size, 3, 'db.max, the older spelling, is the pool size')
   t.same(resolveOptions({ models: [] }).shutdown, { timeoutMs: 10000 }, 'the shutdown bound applies to any database')
@@ -39,6 +39,7 @@ t.test('bounds and unknown keys', async (t) => {
     'pool.preparedStatements: must be boolean',
     'shutdown.timeoutMs: must be >= 0'
   ])
+  t.same(await problems(t, { db: URL, pool: { maxPreparedStatements: 0 } }), ['pool.maxPreparedStatements: must be >= 1'])
 })
 
 t.test('pool options with a database the plugin does not pool: refused, not ignored', async (t) => {
