@@ -22,7 +22,8 @@ import { buildOurs, POOL_SIZE } from './serve.js'
  * (oracle or plain), BENCH_DOCS (10000), BENCH_CONNECTIONS (10), BENCH_DURATION (10 s),
  * BENCH_WARMUP (3 s), BENCH_ROUNDS (1), BENCH_ONLY (comma-separated scenario names),
  * BENCH_PROFILE=1|ours|baseline|both (run servers with --cpu-prof, profiles in bench/results/profiles),
- * BENCH_STRAPI_JSON (Strapi's recorded numbers).
+ * BENCH_STRAPI_JSON (Strapi's recorded numbers), BENCH_REUSE=1 (keep the `bench` schema when it
+ * holds BENCH_DOCS seeded articles of these models: for repeated runs at 100,000 and 1,000,000).
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -41,6 +42,7 @@ const CATEGORIES = CATEGORIES_OF[MODEL_SET]
 const ORACLE = MODEL_SET === 'oracle'
 /** `service` (the default): every article through the document service; `rows`: the same rows in batches (seed-rows.ts), for 100,000 and more. */
 const SEED = process.env.BENCH_SEED === 'rows' ? 'rows' : 'service'
+const REUSE = process.env.BENCH_REUSE === '1'
 /** Servers to run under --cpu-prof: BENCH_PROFILE=1 (ours), ours, baseline or both. */
 const PROFILE = new Set(({ 1: ['ours'], ours: ['ours'], baseline: ['baseline'], both: ['ours', 'baseline'] } as Record<string, string[]>)[process.env.BENCH_PROFILE ?? ''] ?? [])
 
@@ -61,16 +63,30 @@ function redact (url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')
 }
 
-async function resetSchema (): Promise<string> {
+/**
+ * Drops and recreates the schema `bench`, unless BENCH_REUSE=1 and it holds the articles a seed of
+ * BENCH_DOCS with these models wrote (`seeded` is then true: seeding is skipped).
+ */
+async function resetSchema (): Promise<{ version: string, seeded: boolean }> {
   const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
   try {
+    const { rows: [{ version }] } = await admin.query<{ version: string }>('show server_version')
+    if (REUSE && await seededBefore(admin)) return { version, seeded: true }
     await admin.query('drop schema if exists bench cascade')
     await admin.query('create schema bench')
-    const { rows } = await admin.query<{ server_version: string }>('show server_version')
-    return rows[0].server_version
+    return { version, seeded: false }
   } finally {
     await admin.end()
   }
+}
+
+/** Whether `bench.articles` holds BENCH_DOCS seeded articles (one row each, two with the oracle models) and nothing else. */
+async function seededBefore (admin: pg.Pool): Promise<boolean> {
+  const { rows: [{ exists }] } = await admin.query<{ exists: boolean }>("select to_regclass('bench.articles') is not null as exists")
+  if (!exists) return false
+  const { rows: [{ n, created }] } = await admin.query<{ n: number, created: number }>(
+    "select count(*)::int as n, count(*) filter (where title like 'Bench article %')::int as created from bench.articles")
+  return n === DOCS * (ORACLE ? 2 : 1) && created === 0
 }
 
 /** Creates `count` documents through the document service, `BATCH` concurrent creates at a time. */
@@ -108,19 +124,23 @@ interface Seeded {
  * full-access API token for the create, then records the SQL the plugin sends for each read:
  * checked against baseline.ts's with the plain models, replayed by floor.ts with the oracle's.
  */
-async function seedAndCheckSql (): Promise<Seeded> {
+async function seedAndCheckSql (reuse: boolean): Promise<Seeded> {
   let captured: Statement[] | null = null
   const app = await buildOurs(DATABASE_URL, (text, values) => { captured?.push({ text, values: [...values] }) })
   try {
     await app.ready()
     // Content is private by default: anonymous requests read through the public role's grants.
     await app.contentApi.permissions.grant('public', PUBLIC_READ)
-    const { accessKey: token } = await app.contentApi.apiTokens.create({ name: 'bench', type: 'full-access' })
+    const { accessKey: token } = await app.contentApi.apiTokens.create({ name: `bench ${Date.now()}`, type: 'full-access' })
     const articles = app.contentApi.documents(ARTICLE_UID)
     const began = performance.now()
-    const categories = await createAll(app, CATEGORY_UID, CATEGORIES, ORACLE ? oracleCategoryData : categoryData)
-    const authors = await createAll(app, AUTHOR_UID, AUTHORS, authorData)
-    if (SEED === 'rows') {
+    const seeded = async (table: string): Promise<string[]> =>
+      (await raw<{ document_id: string }>`select distinct on (id) document_id from ${raw.table(table)} order by id`.execute(app.contentApi.db)).rows.map((r) => r.document_id)
+    const categories = reuse ? await seeded('categories') : await createAll(app, CATEGORY_UID, CATEGORIES, ORACLE ? oracleCategoryData : categoryData)
+    const authors = reuse ? await seeded('authors') : await createAll(app, AUTHOR_UID, AUTHORS, authorData)
+    if (reuse) {
+      // Seeded by an earlier run (BENCH_REUSE=1): only the grants and the token above are new.
+    } else if (SEED === 'rows') {
       const ids = async (table: string, documentIds: string[]): Promise<number[]> => {
         const { rows } = await raw<{ id: number, document_id: string }>`select "id", "document_id" from ${raw.table(table)}`.execute(app.contentApi.db)
         const byDocument = new Map(rows.map((row) => [row.document_id, row.id]))
@@ -135,7 +155,7 @@ async function seedAndCheckSql (): Promise<Seeded> {
     }
     const seedMs = Math.round(performance.now() - began)
     const { rows: tables } = await raw<{ name: string }>`select tablename as name from pg_tables where schemaname = 'bench'`.execute(app.contentApi.db)
-    for (const { name } of tables) await raw`vacuum analyze ${raw.table(name)}`.execute(app.contentApi.db)
+    if (!reuse) for (const { name } of tables) await raw`vacuum analyze ${raw.table(name)}`.execute(app.contentApi.db)
     const title = articleData(Math.floor(DOCS / 2)).title
     const middle = await articles.findFirst({ filters: { title } })
     if (middle === null) throw new BenchError(`no article titled ${String(title)} after seeding`)
@@ -389,10 +409,12 @@ async function main (): Promise<void> {
   const [load] = os.loadavg()
   if (load > os.cpus().length) console.log(`WARNING: the 1-minute load average is ${fixed(load, 2)} on ${os.cpus().length} cores; other work will skew the numbers.`)
   console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}`)
-  const postgresVersion = await resetSchema()
-  console.log(`Seeding ${CATEGORIES} categories, ${AUTHORS} authors and ${DOCS} articles (each with a category and 1-3 authors${ORACLE ? ', created published: a draft and a published row' : ''}) ` +
-    `${SEED === 'rows' ? 'as rows (BENCH_SEED=rows)' : 'through the document service'}, models: ${MODEL_SET}`)
-  const { seedMs, context, sql, floor } = await seedAndCheckSql()
+  const { version: postgresVersion, seeded } = await resetSchema()
+  console.log(seeded
+    ? `Reusing the ${DOCS} articles seeded in schema "bench" (BENCH_REUSE=1)`
+    : `Seeding ${CATEGORIES} categories, ${AUTHORS} authors and ${DOCS} articles (each with a category and 1-3 authors${ORACLE ? ', created published: a draft and a published row' : ''}) ` +
+      `${SEED === 'rows' ? 'as rows (BENCH_SEED=rows)' : 'through the document service'}, models: ${MODEL_SET}`)
+  const { seedMs, context, sql, floor } = await seedAndCheckSql(seeded)
   const { documentId } = context
   console.log(`  seeded in ${(seedMs / 1000).toFixed(1)} s; ${ORACLE ? 'the plugin sends one statement for every read, recorded for the floor' : 'the baseline\'s SQL matches the plugin\'s'} (${Object.keys(sql).length} scenarios)`)
   await mkdir(RESULTS, { recursive: true })
