@@ -6,6 +6,7 @@ import type { ContentType } from '../model/registry.js'
 import type { Status } from '../query/index.js'
 import { lockWrite, writeAssociations } from './association-writes.js'
 import { toColumns } from './columns.js'
+import { createDirect } from './create-direct.js'
 import { createDocumentId } from './document-id.js'
 import { newLocale, syncShared } from './locales.js'
 import { prepareWrite } from './prepare-write.js'
@@ -36,9 +37,11 @@ import { deleteRows } from './versions.js'
  * ```
  */
 export async function createDocument (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, write: PreparedWrite): Promise<Document> {
-  await lockWrite(trx, model, ctx, null, write.associations)
   const documentId = createDocumentId()
-  await insertVersion(trx, model, ctx, { ...write, documentId })
+  if (!(await createDirect(trx, model, ctx, documentId, write))) {
+    await lockWrite(trx, model, ctx, null, write.associations)
+    await insertVersion(trx, model, ctx, { ...write, documentId })
+  }
   await checkWritten(trx, model, ctx, documentId, write)
   return await reread(trx, model, ctx, documentId, write)
 }
