@@ -159,7 +159,7 @@ export async function createDirect (
   const names = Object.keys(columns)
   const parameters: unknown[] = Object.values(columns)
   const published = !model.draftAndPublish || write.status === 'published'
-  parameters.push(now)
+  if (published) parameters.push(now)
   const key = [
     model.tableName, names.join(','), model.draftAndPublish, published,
     links.map((l) => l.relation.association.name).join(','),
@@ -191,7 +191,7 @@ function insertText (
   const rowValues = model.draftAndPublish
     ? published ? `(${values}, null), (${values}, ${now})` : `(${values}, null)`
     : `(${values}, ${now})`
-  let next = names.length + 2
+  let next = names.length + (published ? 2 : 1)
   const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quote).join(', ')}) values ${rowValues} returning "id")`]
   relations.forEach((association, index) => {
     const { table: linkTable, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
