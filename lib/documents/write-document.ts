@@ -10,7 +10,7 @@ import { createDirect } from './create-direct.js'
 import { createDocumentId } from './document-id.js'
 import { newLocale, syncShared } from './locales.js'
 import { prepareWrite } from './prepare-write.js'
-import { readInTransaction } from './reader.js'
+import { readInTransaction, readWrittenCached } from './reader.js'
 import { assertPublishable, draftOnly, publishVersion } from './publication.js'
 import { checkWritten, conditionsOn, permits, writableRows } from './row-access.js'
 import type { AssociationWrite, Document, PreparedWrite, ServiceContext, WriteParams } from './types.js'
@@ -203,7 +203,7 @@ async function singleDocumentId (trx: Transaction<any>, model: ContentType): Pro
  * ```
  */
 export async function reread (
-  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, version: Pick<PreparedWrite, 'status' | 'locale' | 'shape'>
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, version: Pick<PreparedWrite, 'status' | 'locale' | 'shape'> & { cache?: boolean }
 ): Promise<Document> {
   const spec: FindSpec = {
     // The written row itself ignores status on a type without draft & publish; populated
@@ -214,7 +214,9 @@ export async function reread (
     filters: null,
     sort: []
   }
-  const data = await readInTransaction(trx, model, spec, documentId, ctx.compile)
+  const data = version.cache === true
+    ? await readWrittenCached(trx, model, spec, documentId, ctx)
+    : await readInTransaction(trx, model, spec, documentId, ctx.compile)
   // The transaction has just written it: the read cannot miss.
   return JSON.parse(data!) as Document
 }
