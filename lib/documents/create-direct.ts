@@ -116,6 +116,7 @@ export async function createDirect (
       branches.push(`select -1 as "k", null::integer as "id", pg_advisory_xact_lock(hashtext($${parameters.length - 1}), hashtext($${parameters.length}))::text as "document_id", null::text as "locale"`)
     }
     const text = branches.join(' union all ')
+    ctx.prepared?.add(text)
     const locked = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<{ k: number, id: number, document_id: string, locale: string | null }> }
     for (const row of locked.rows) {
       if (row.k < 0) continue
