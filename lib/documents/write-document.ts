@@ -27,7 +27,10 @@ import { deleteRows } from './versions.js'
 /**
  * Creates a document from a prepared write: locks the documents its relations name, inserts its
  * first row (and publishes it unless `status: 'draft'`), checks the caller's row-level
- * conditions on it, and reads it back.
+ * conditions on it, and reads it back. A write whose associations are relations only takes
+ * create-direct.ts's three statements (locks, rows and links, re-read); the general path below
+ * takes every other one, and those the direct path hands back (a missing target, a taken unique
+ * value) to answer as it always has.
  *
  * ```sql
  * select id from "tags" where document_id in ($1) order by id for no key update;
