@@ -44,7 +44,7 @@ export async function prepareWrite (model: ContentType, ctx: ServiceContext, par
   const input = validateInput(model, data, { partial, draft: draftOnly(model, status) })
   const associations = associationInputs(model, ctx, input.deferred, params.access, new Set(Object.keys(params.trusted ?? {})))
   const values = await hashPasswords(model, input.values)
-  return { shape, data, status, locale, values, associations, generated, access: params.access }
+  return { shape, data, status, locale, values, associations, generated, access: params.access, cache: params.limits === true }
 }
 
 /**

@@ -130,6 +130,35 @@ export async function readInTransaction (
 }
 
 /**
+ * `readInTransaction` for a shape the plugin parsed itself (a REST or GraphQL write's `fields`
+ * and `populate`, which no application code holds): the statement is kept in the reads' cache,
+ * keyed by the spec's shape, and runs named, as a cached read does. A written document is
+ * re-read so at every write, and compiling its statement (populate included) cost more than
+ * the rest of a create.
+ */
+export async function readWrittenCached (
+  trx: Transaction<any>, model: ContentType, spec: FindSpec, documentId: string, ctx: ReaderContext
+): Promise<string | null> {
+  // Keyed as a tree (tree-key.ts): the spec with the pagination and fallbacks a one-document read ignores.
+  const tree = { ...spec, pagination: ONE_ROW, fallbacks: [] } as unknown as QueryTree
+  const key = `${model.uid}\0written\0${treeKey(tree)}\0${spec.maxRows ?? ''}`
+  let read = ctx.queries.get(key)
+  if (read === undefined) {
+    const probe = compileRowProbe(ctx.db, model, spec, { documentId: DOCUMENT_ID as unknown as string }, ctx.compile)?.compile() ?? null
+    read = { query: compileFindOne(ctx.db, model, spec, DOCUMENT_ID as unknown as string, ctx.compile).compile(), probe }
+    ctx.queries.set(key, read)
+    ctx.prepared?.add(read.query.sql)
+    if (read.probe !== null) ctx.prepared?.add(read.probe.sql)
+  }
+  const bound = bind(read, documentId)
+  const row = await withinRows(trx, bound.probe, spec.maxRows, async () => (await trx.executeQuery(bound.query)).rows[0])
+  return row?.data ?? null
+}
+
+/** The pagination a one-document spec is keyed with: a one-document read has none. */
+const ONE_ROW: QueryTree['pagination'] = { mode: 'offset', page: null, pageSize: null, start: 0, limit: 1, withCount: false }
+
+/**
  * Tree keys by a number that stands for them in statement keys. A tree key may run to
  * kilobytes, and a key built per request is hashed per request: the number is looked up once per
  * tree object (trees are reused from the edges' memos), so a cached read costs a short key's

@@ -110,4 +110,9 @@ export interface PreparedWrite {
   associations: AssociationWrite[]
   generated: ReadonlySet<string>
   access: AccessScope | undefined
+  /**
+   * The response's statement may be cached (reader.ts's `readWrittenCached`): the shape was
+   * parsed from a request (`limits: true`), not from objects application code holds.
+   */
+  cache: boolean
 }

@@ -1,0 +1,215 @@
+import { CompiledQuery, type Transaction } from 'kysely'
+import type { RelationAssociation } from '../model/associations.js'
+import type { ContentType, Field } from '../model/registry.js'
+import { LruCache } from '../lru-cache.js'
+import { toColumns } from './columns.js'
+import { draftOnly } from './publication.js'
+import type { RelationInput, RelationRef } from './relation-input.js'
+import type { PreparedWrite, ServiceContext } from './types.js'
+import { uniqueFields } from './unique.js'
+
+/**
+ * The direct create: a new document whose associations are relations only (the common case:
+ * `{ title, category, authors: [...] }`), written in two statements besides its re-read, where
+ * the general path (write-document.ts's `insertVersion`) sends one or more per relation and per
+ * version. Both paths write the same rows and links; the direct one returns false (having
+ * written nothing it leaves behind) whenever the general path's answer could differ: a relation
+ * target missing (the general path then answers its 400), or a unique value taken (it then
+ * answers its 400, or gives a generated uid its `-1` suffix).
+ *
+ * ```sql
+ * -- 1. the locks, as lockWrite and enforceUnique take them, in one statement, which also reads the targets' rows
+ * select * from (select 0 as "k", "id", "document_id", "locale" from "authors"
+ *   where "document_id" = any($1) or "document_id" in (select "document_id" from "authors" where "id" = any($2))
+ *   order by "id" for no key update) as "t0"
+ * union all select * from (select 1, ... from "categories" ... for no key update) as "t1"
+ * union all select -1, null, pg_advisory_xact_lock(hashtext($5), hashtext($6))::text, null;
+ * -- 2. every row (the draft, and its published copy) and every link of both, at the end of each target's list,
+ * --    and whether each unique value was taken before this statement
+ * with "rows" as (insert into "articles" (...) values ($1, ..., null), ($1, ..., $9) returning "id"),
+ *   "l0" as (insert into "articles_authors_lnk" ("article_id", "author_id", "author_ord", "article_ord")
+ *     select r."id", v."target", v."position", coalesce((select max(o."article_ord") from "articles_authors_lnk" as o
+ *       where o."author_id" = v."target"), 0) + 1
+ *     from "rows" as r cross join unnest($10::integer[], $11::double precision[]) with ordinality as v("target", "position", "n")
+ *     order by r."id", v."n")
+ * select exists (select 1 from "articles" as t where t."slug" = $12 and t."locale" = $13) as "u0"
+ * ```
+ *
+ * The first statement's locks come before the second statement's snapshot, so the `max + 1` of
+ * each target's list and the uniqueness check see every writer that held them before (READ
+ * COMMITTED takes a snapshot per statement). Statement texts depend on the write's shape only
+ * (which columns, relations and unique values), never on how many documents a relation names
+ * (arrays travel as one parameter each), so each runs named on the plugin's pool.
+ */
+
+/** One relation of the write, resolved: the target rows to link, each with its position in the list. */
+interface PlannedRelation {
+  association: RelationAssociation
+  target: ContentType
+  refs: RelationRef[]
+  input: RelationInput & { mode: 'set' }
+}
+
+/** Statement texts by the write's shape; a text is fully determined by its key. */
+const texts = new LruCache<string, string>(500)
+
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
+
+/**
+ * The relations of a write the direct create can take, or null: every association is a
+ * relation to a registered type, replacing the list (`set`, or `connect` without positions or
+ * `disconnect`, which on a new document is the same), not exclusive (linking elsewhere unlinks
+ * there), without row-level conditions on the target. No SQL.
+ */
+function directRelations (ctx: ServiceContext, write: PreparedWrite): PlannedRelation[] | null {
+  const planned: PlannedRelation[] = []
+  for (const [association, input, visible] of write.associations) {
+    if (association.kind !== 'relation' || visible !== null || association.exclusive) return null
+    const target = ctx.registry.get(association.target)
+    if (target === undefined) return null
+    const relation = input as RelationInput
+    let set: RelationInput & { mode: 'set' }
+    if (relation.mode === 'set') set = relation
+    else if (relation.disconnect.length === 0 && relation.connect.every((r) => r.position === undefined)) set = { mode: 'set', items: relation.connect }
+    else return null
+    planned.push({ association, target, refs: set.items, input: set })
+  }
+  return planned
+}
+
+/** The unique fields with a value in this write, as enforceUnique checks them. */
+function uniqueValues (model: ContentType, values: Record<string, unknown>): Array<[Field, unknown]> {
+  return uniqueFields(model).flatMap((field): Array<[Field, unknown]> => {
+    const value = values[field.name]
+    return value === undefined || value === null || value === '' ? [] : [[field, value]]
+  })
+}
+
+/**
+ * Writes a new document's rows and relation links (see the top of this file), or returns false
+ * with nothing written for the general path to take the write. The caller checks the row-level
+ * conditions and reads the document back afterwards, as for the general path.
+ */
+export async function createDirect (
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, write: PreparedWrite
+): Promise<boolean> {
+  const relations = directRelations(ctx, write)
+  if (relations === null) return false
+  const unique = uniqueValues(model, write.values)
+
+  // 1. The locks, and the rows of every document the relations name.
+  const tables = [...new Set(relations.map((r) => r.target.tableName))].sort()
+  const rows = new Map<string, Array<{ id: number, document_id: string, locale: string | null }>>()
+  if (tables.length > 0 || unique.length > 0) {
+    const parameters: unknown[] = []
+    const branches = tables.map((table, index) => {
+      const localized = relations.find((r) => r.target.tableName === table)!.target.localized
+      const named = relations.filter((r) => r.target.tableName === table).flatMap((r) => r.refs)
+      parameters.push(named.flatMap((r) => r.documentId ?? []), named.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : []))
+      const t = quote(table)
+      return `select * from (select ${index} as "k", "id", "document_id"::text as "document_id", ${localized ? '"locale"::text' : 'null::text'} as "locale" from ${t} ` +
+        `where "document_id" = any($${parameters.length - 1}::text[]) or "document_id" in (select "document_id" from ${t} where "id" = any($${parameters.length}::integer[])) ` +
+        `order by "id" for no key update) as "t${index}"`
+    })
+    for (const [field, value] of unique) {
+      parameters.push(`${model.tableName}.${field.column}`, String(value))
+      branches.push(`select -1 as "k", null::integer as "id", pg_advisory_xact_lock(hashtext($${parameters.length - 1}), hashtext($${parameters.length}))::text as "document_id", null::text as "locale"`)
+    }
+    const text = branches.join(' union all ')
+    ctx.prepared?.add(text)
+    const locked = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<{ k: number, id: number, document_id: string, locale: string | null }> }
+    for (const row of locked.rows) {
+      if (row.k < 0) continue
+      const table = tables[row.k]
+      rows.set(table, [...rows.get(table) ?? [], row])
+    }
+  }
+
+  // The rows each relation links, by the general path's rules (write-relations.ts's resolveTargets):
+  // every version of each named document in the locale that applies; one document for a to-one.
+  const links: Array<{ relation: PlannedRelation, targets: number[], positions: number[] }> = []
+  for (const relation of relations) {
+    const candidates = rows.get(relation.target.tableName) ?? []
+    const documentOf = (ref: RelationRef): string | undefined => ref.documentId ?? candidates.find((r) => r.id === ref.id)?.document_id
+    const versions = new Map<string, number[]>()
+    for (const ref of relation.refs) {
+      const document = documentOf(ref)
+      const locale = relation.target.localized ? ref.locale ?? write.locale ?? ctx.i18n.defaultLocale : null
+      const matching = document === undefined ? [] : candidates.filter((r) => r.document_id === document && (locale === null || r.locale === locale)).map((r) => r.id)
+      // A missing target: the general path answers its 400 (nothing is written yet).
+      if (matching.length === 0) return false
+      versions.set(document!, matching)
+    }
+    let documents = [...new Set(relation.refs.map((ref) => documentOf(ref)!))]
+    if (!relation.association.toMany && documents.length > 1) documents = documents.slice(-1)
+    const targets: number[] = []
+    const positions: number[] = []
+    documents.forEach((document, index) => {
+      for (const row of versions.get(document)!.sort((a, b) => a - b)) {
+        targets.push(row)
+        positions.push(index + 1)
+      }
+    })
+    if (targets.length > 0) links.push({ relation, targets, positions })
+  }
+
+  // 2. The rows and links, and whether a unique value was taken.
+  const now = new Date().toISOString()
+  const columns: Record<string, unknown> = { ...toColumns(model, write.values), document_id: documentId, created_at: now, updated_at: now }
+  if (model.localized) columns.locale = write.locale
+  const names = Object.keys(columns)
+  const parameters: unknown[] = Object.values(columns)
+  const published = !model.draftAndPublish || write.status === 'published'
+  if (published) parameters.push(now)
+  const key = [
+    model.tableName, names.join(','), model.draftAndPublish, published,
+    links.map((l) => l.relation.association.name).join(','),
+    unique.map(([f]) => f.column).join(','), draftOnly(model, write.status)
+  ].join('\0')
+  for (const { targets, positions } of links) parameters.push(targets, positions)
+  for (const [, value] of unique) parameters.push(value)
+  if (model.localized && unique.length > 0) parameters.push(write.locale)
+  let text = texts.get(key)
+  if (text === undefined) {
+    text = insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status))
+    texts.set(key, text)
+  }
+  ctx.prepared?.add(text)
+  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<Record<string, boolean>> }
+  if (!Object.values(result.rows[0] ?? {}).some((taken) => taken === true)) return true
+  // A unique value was taken: undo (the links go with the rows, by their foreign keys), and let
+  // the general path answer its 400 or suffix a generated uid.
+  await trx.deleteFrom(model.tableName).where('document_id', '=', documentId).execute()
+  return false
+}
+
+function insertText (
+  model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean
+): string {
+  const table = quote(model.tableName)
+  const values = names.map((_, i) => `$${i + 1}`).join(', ')
+  const now = `$${names.length + 1}`
+  const rowValues = model.draftAndPublish
+    ? published ? `(${values}, null), (${values}, ${now})` : `(${values}, null)`
+    : `(${values}, ${now})`
+  let next = names.length + (published ? 2 : 1)
+  const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quote).join(', ')}) values ${rowValues} returning "id")`]
+  relations.forEach((association, index) => {
+    const { table: linkTable, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
+    const link = quote(linkTable)
+    const columns = [sourceColumn, targetColumn, ...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn].map(quote).join(', ')
+    const max = `coalesce((select max(o.${quote(otherOrderColumn)}) from ${link} as o where o.${quote(targetColumn)} = v."target"), 0) + 1`
+    ctes.push(`"l${index}" as (insert into ${link} (${columns}) select r."id", v."target", ${orderColumn === null ? '' : 'v."position", '}${max} ` +
+      `from "rows" as r cross join unnest($${next}::integer[], $${next + 1}::double precision[]) with ordinality as v("target", "position", "n") ` +
+      'order by r."id", v."n")')
+    next += 2
+  })
+  const localeAt = next + unique.length
+  const checks = unique.map((field, index) => {
+    const scope = [`t.${quote(field.column)} = $${next + index}`]
+    if (model.localized) scope.push(`t."locale" = $${localeAt}`)
+    if (draftsOnly) scope.push('t."published_at" is null')
+    return `exists (select 1 from ${table} as t where ${scope.join(' and ')}) as "u${index}"`
+  })
+  return `with ${ctes.join(', ')} select ${checks.length === 0 ? 'false as "u"' : checks.join(', ')}`
+}

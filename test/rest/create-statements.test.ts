@@ -1,0 +1,111 @@
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import contentApi from '../../lib/index.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { StatementCounter } from '../helpers/statements.js'
+import { oracleOptions } from '../fixtures/oracle/models.js'
+
+/**
+ * What `POST /api/articles` sends (docs/documents.md, "What a create sends"): a published
+ * article with a category and authors (the oracle's article: draft & publish, i18n) in three
+ * statements inside its transaction (the locks, which read the targets; the rows and links of
+ * both versions; the re-read), so a regression to a statement per link or per version fails here.
+ * A target that does not exist, or no longer does, is Strapi's 400 with nothing written; a
+ * generated slug already taken gets its suffix; both take the general path.
+ */
+
+const ARTICLE = 'api::article.article'
+
+interface Setup { app: FastifyInstance, counter: StatementCounter, database: TestDatabase, ids: Record<string, string> }
+
+async function setup (t: Test): Promise<Setup> {
+  const database = await createTestDatabase()
+  const counter = new StatementCounter()
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
+  t.teardown(async () => {
+    await app.close()
+    await database.drop()
+  })
+  await app.register(contentApi, { ...oracleOptions, graphql: false, auth: { ...oracleOptions.auth, rateLimit: false }, db: database.db.withPlugin(counter) })
+  await app.ready()
+  await app.contentApi.permissions.grant('public', [`${ARTICLE}.create`, `${ARTICLE}.find`, 'api::category.category.find', 'api::author.author.find'])
+  const ids: Record<string, string> = {}
+  ids.C1 = (await app.contentApi.documents('api::category.category').create({ data: { name: 'C1' } })).documentId
+  for (const name of ['U1', 'U2', 'U3']) ids[name] = (await app.contentApi.documents('api::author.author').create({ data: { name } })).documentId
+  return { app, counter, database, ids }
+}
+
+async function post (s: Setup, data: Record<string, unknown>) {
+  let response!: Awaited<ReturnType<FastifyInstance['inject']>>
+  const statements = await s.counter.during(async () => {
+    response = await s.app.inject({ method: 'POST', url: '/api/articles', payload: { data } })
+  })
+  return { status: response.statusCode, body: response.json(), statements }
+}
+
+/** Every row of the articles table and of its relation link tables, for "nothing written". */
+async function snapshot (database: TestDatabase): Promise<unknown> {
+  const { rows } = await sql<{ n: string }>`select (select count(*) from articles) || '/' || (select count(*) from articles_category_lnk) || '/' ||
+    (select count(*) from articles_authors_lnk) as n`.execute(database.db)
+  return rows[0].n
+}
+
+t.test('a published create with a category and two authors: three statements, the links of both versions in order', async (t) => {
+  const s = await setup(t)
+  // The first create warms the access check's caches; the second is measured.
+  await post(s, { title: 'Warm', category: s.ids.C1, authors: [s.ids.U1] })
+  const answer = await post(s, { title: 'Counted', views: 42, kind: 'news', category: s.ids.C1, authors: [s.ids.U2, s.ids.U1] })
+  t.equal(answer.status, 200)
+  t.match(answer.body.data, { title: 'Counted', slug: 'counted', views: 42, kind: 'news', locale: 'en', publishedAt: String })
+  t.ok(answer.statements.length <= 3, `at most 3 statements besides begin and commit (ran ${answer.statements.length})`)
+
+  const documentId = answer.body.data.documentId as string
+  const { rows } = await sql<{ published: boolean, category: string, authors: string[], ords: number[], article_ord: number }>`
+    select a.published_at is not null as published,
+      (select c.name from articles_category_lnk l join categories c on c.id = l.category_id where l.article_id = a.id) as category,
+      (select array_agg(u.name order by l.author_ord) from articles_authors_lnk l join authors u on u.id = l.author_id where l.article_id = a.id) as authors,
+      (select array_agg(l.author_ord order by l.author_ord) from articles_authors_lnk l where l.article_id = a.id) as ords,
+      (select l.article_ord from articles_category_lnk l where l.article_id = a.id) as article_ord
+    from articles a where a.document_id = ${documentId} order by a.id`.execute(s.database.db)
+  t.same(rows.map((r) => r.published), [false, true], 'a draft row, then its published row')
+  for (const row of rows) {
+    t.equal(row.category, 'C1')
+    t.same(row.authors, ['U2', 'U1'], 'the authors in the order given')
+    t.same(row.ords.map(Number), [1, 2])
+    t.equal(Number(row.article_ord), 2, 'at the end of the category\'s list (after Warm), the same place for both versions')
+  }
+
+  const list = await s.app.inject({ method: 'GET', url: '/api/articles?populate[authors]=true&populate[category]=true&sort=id' })
+  t.same(list.json().data.map((a: any) => [a.title, a.category.name, a.authors.map((u: any) => u.name)]), [['Warm', 'C1', ['U1']], ['Counted', 'C1', ['U2', 'U1']]])
+})
+
+t.test('a create linking a missing or deleted document is a 400, with nothing written', async (t) => {
+  const s = await setup(t)
+  await s.app.contentApi.documents('api::author.author').delete({ documentId: s.ids.U3 })
+  const before = await snapshot(s.database)
+  const missing = await post(s, { title: 'Missing category', category: 'nosuchdocumentid0000000', authors: [s.ids.U1] })
+  t.equal(missing.status, 400)
+  t.match(missing.body.error, { name: 'ValidationError', message: 'Document with id "nosuchdocumentid0000000", locale "null" not found' })
+  const deleted = await post(s, { title: 'Deleted author', category: s.ids.C1, authors: [s.ids.U1, s.ids.U3] })
+  t.equal(deleted.status, 400)
+  t.match(deleted.body.error, { name: 'ValidationError', message: `Document with id "${s.ids.U3}", locale "null" not found` })
+  t.equal(await snapshot(s.database), before, 'no article row and no link written')
+  t.equal((await post(s, { title: 'Fine', category: s.ids.C1, authors: [s.ids.U1] })).status, 200, 'the next create goes through')
+})
+
+t.test('a generated slug already taken gets its suffix; a given one is a 400', async (t) => {
+  const s = await setup(t)
+  const first = await post(s, { title: 'Same title', authors: [s.ids.U1] })
+  const second = await post(s, { title: 'Same title', authors: [s.ids.U1] })
+  t.equal(first.body.data.slug, 'same-title')
+  t.equal(second.body.data.slug, 'same-title-1')
+  const before = await snapshot(s.database)
+  const taken = await post(s, { title: 'Other', slug: 'same-title', category: s.ids.C1 })
+  t.equal(taken.status, 400)
+  t.match(taken.body.error, { name: 'ValidationError', details: { errors: [{ path: ['slug'], message: 'This attribute must be unique' }] } })
+  t.equal(await snapshot(s.database), before, 'nothing written')
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from articles_authors_lnk l join articles a on a.id = l.article_id
+    where a.document_id = ${second.body.data.documentId as string}`.execute(s.database.db)
+  t.equal(rows[0].n, 2, 'the suffixed document has the links of both versions, once each')
+})
