@@ -1,5 +1,6 @@
 import { CompiledQuery, type Transaction } from 'kysely'
 import type { RelationAssociation } from '../model/associations.js'
+import { quoteIdent } from '../model/naming.js'
 import type { ContentType, Field } from '../model/registry.js'
 import { LruCache } from '../lru-cache.js'
 import { toColumns } from './columns.js'
@@ -50,10 +51,17 @@ interface PlannedRelation {
   input: RelationInput & { mode: 'set' }
 }
 
-/** Statement texts by the write's shape; a text is fully determined by its key. */
-const texts = new LruCache<string, string>(500)
+/**
+ * Statement texts by model, then by the write's shape: a text is fully determined by its model
+ * and key (two apps may each have an `articles` table with other columns or links).
+ */
+const texts = new WeakMap<ContentType, LruCache<string, string>>()
 
-const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
+function textsOf (model: ContentType): LruCache<string, string> {
+  let cache = texts.get(model)
+  if (cache === undefined) texts.set(model, cache = new LruCache<string, string>(100))
+  return cache
+}
 
 /**
  * The relations of a write the direct create can take, or null: every association is a
@@ -106,7 +114,7 @@ export async function createDirect (
       const localized = relations.find((r) => r.target.tableName === table)!.target.localized
       const named = relations.filter((r) => r.target.tableName === table).flatMap((r) => r.refs)
       parameters.push(named.flatMap((r) => r.documentId ?? []), named.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : []))
-      const t = quote(table)
+      const t = quoteIdent(table)
       return `select * from (select ${index} as "k", "id", "document_id"::text as "document_id", ${localized ? '"locale"::text' : 'null::text'} as "locale" from ${t} ` +
         `where "document_id" = any($${parameters.length - 1}::text[]) or "document_id" in (select "document_id" from ${t} where "id" = any($${parameters.length}::integer[])) ` +
         `order by "id" for no key update) as "t${index}"`
@@ -162,17 +170,18 @@ export async function createDirect (
   const published = !model.draftAndPublish || write.status === 'published'
   if (published) parameters.push(now)
   const key = [
-    model.tableName, names.join(','), model.draftAndPublish, published,
+    names.join(','), model.draftAndPublish, published,
     links.map((l) => l.relation.association.name).join(','),
     unique.map(([f]) => f.column).join(','), draftOnly(model, write.status)
   ].join('\0')
   for (const { targets, positions } of links) parameters.push(targets, positions)
   for (const [, value] of unique) parameters.push(value)
   if (model.localized && unique.length > 0) parameters.push(write.locale)
-  let text = texts.get(key)
+  const cache = textsOf(model)
+  let text = cache.get(key)
   if (text === undefined) {
     text = insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status))
-    texts.set(key, text)
+    cache.set(key, text)
   }
   ctx.prepared?.add(text)
   const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<Record<string, boolean>> }
@@ -186,19 +195,19 @@ export async function createDirect (
 function insertText (
   model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean
 ): string {
-  const table = quote(model.tableName)
+  const table = quoteIdent(model.tableName)
   const values = names.map((_, i) => `$${i + 1}`).join(', ')
   const now = `$${names.length + 1}`
   const rowValues = model.draftAndPublish
     ? published ? `(${values}, null), (${values}, ${now})` : `(${values}, null)`
     : `(${values}, ${now})`
   let next = names.length + (published ? 2 : 1)
-  const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quote).join(', ')}) values ${rowValues} returning "id")`]
+  const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quoteIdent).join(', ')}) values ${rowValues} returning "id")`]
   relations.forEach((association, index) => {
     const { table: linkTable, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
-    const link = quote(linkTable)
-    const columns = [sourceColumn, targetColumn, ...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn].map(quote).join(', ')
-    const max = `coalesce((select max(o.${quote(otherOrderColumn)}) from ${link} as o where o.${quote(targetColumn)} = v."target"), 0) + 1`
+    const link = quoteIdent(linkTable)
+    const columns = [sourceColumn, targetColumn, ...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn].map(quoteIdent).join(', ')
+    const max = `coalesce((select max(o.${quoteIdent(otherOrderColumn)}) from ${link} as o where o.${quoteIdent(targetColumn)} = v."target"), 0) + 1`
     ctes.push(`"l${index}" as (insert into ${link} (${columns}) select r."id", v."target", ${orderColumn === null ? '' : 'v."position", '}${max} ` +
       `from "rows" as r cross join unnest($${next}::integer[], $${next + 1}::double precision[]) with ordinality as v("target", "position", "n") ` +
       'order by r."id", v."n")')
@@ -206,7 +215,7 @@ function insertText (
   })
   const localeAt = next + unique.length
   const checks = unique.map((field, index) => {
-    const scope = [`t.${quote(field.column)} = $${next + index}`]
+    const scope = [`t.${quoteIdent(field.column)} = $${next + index}`]
     if (model.localized) scope.push(`t."locale" = $${localeAt}`)
     if (draftsOnly) scope.push('t."published_at" is null')
     return `exists (select 1 from ${table} as t where ${scope.join(' and ')}) as "u${index}"`

@@ -32,3 +32,8 @@ export const VERSION_INDEX_SUFFIX = '_version_unique'
 /** `articles_document_id_locale_version_unique`: shortened before the suffix, so a long table name keeps it. */
 export const versionIndexName = (table: string, columns: readonly string[]): string =>
   `${identifier(`${table}_${columns.join('_')}`, MAX_IDENTIFIER - VERSION_INDEX_SUFFIX.length)}${VERSION_INDEX_SUFFIX}`
+
+/** `order` -> `"order"`, `a"b` -> `"a""b"`: an identifier in SQL text the plugin writes itself. */
+export function quoteIdent (name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}

@@ -1,4 +1,5 @@
 import type { ColumnSpec, ForeignKeySpec, IndexSpec, TableSpec } from './desired-schema.js'
+import { quoteIdent } from '../model/naming.js'
 import { storageType } from './sql-type.js'
 
 /**
@@ -9,11 +10,6 @@ import { storageType } from './sql-type.js'
  * still quoted, so a name that is a keyword (`order`, `user`) or has capitals stays one name.
  * Types come from `columnType()`, which builds them from fixed words and validated numbers.
  */
-
-/** `order` -> `"order"`, `a"b` -> `"a""b"`. */
-export function quoteIdent (name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
 
 const list = (names: readonly string[]): string => names.map(quoteIdent).join(', ')
 

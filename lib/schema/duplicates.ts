@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { quoteIdent } from './ddl.js'
+import { quoteIdent } from '../model/naming.js'
 import type { IndexSpec, TableSpec } from './desired-schema.js'
 import type { CurrentSchema } from './introspect.js'
 

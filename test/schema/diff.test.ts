@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { TableSpec } from '../../lib/schema/desired-schema.js'
 import { diffSchema } from '../../lib/schema/diff.js'
-import { quoteIdent } from '../../lib/schema/ddl.js'
+import { quoteIdent } from '../../lib/model/naming.js'
 import type { CurrentColumn, CurrentSchema, CurrentTable } from '../../lib/schema/introspect.js'
 import { isWidening, normalizeType, sameType } from '../../lib/schema/sql-type.js'
 
