@@ -23,6 +23,13 @@ export type { GraphqlOptions } from '../options/graphql.js'
 export type { ContentTypeConfig, FieldConfig } from './shadow-crud.js'
 export type { MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig } from './wrap.js'
 
+/**
+ * Mercurius compiles a document with graphql-jit once it has run this many times (its first run,
+ * when it is parsed and validated, goes through graphql-js). `engineServer.jit` overrides it
+ * (`0` never compiles).
+ */
+export const JIT_AFTER = 1
+
 /** What the GraphQL module needs from the rest of the plugin. */
 export interface GraphqlDeps {
   registry: Registry
@@ -58,6 +65,8 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []
     await child.register(mercurius, {
       allowBatchedQueries: false,
+      // A document seen a second time runs compiled (graphql-jit) rather than walked by graphql-js.
+      jit: JIT_AFTER,
       ...engine,
       // `limits.bodyBytes` bounds a GraphQL body as it bounds REST's.
       additionalRouteOptions: { bodyLimit: limits.bodyBytes, ...(engine.additionalRouteOptions as object | undefined) },
