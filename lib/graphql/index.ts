@@ -8,7 +8,7 @@ import type { UserStore } from '../documents/user-credentials.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options/index.js'
-import { maxRowsHook, rowBound, type CostSettings } from './cost.js'
+import { preExecutionHook, rowBound, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
@@ -82,7 +82,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
         ...userRules
       ]
     })
-    child.graphql.addHook('preExecution', maxRowsHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
+    child.graphql.addHook('preExecution', preExecutionHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
       const { schema, roles } = buildSchema({ ...deps, app, graphql: options, api })
       counting = { ...counting, roles }
