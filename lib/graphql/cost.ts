@@ -179,8 +179,9 @@ function requestedOperation (context: HookContext): string | undefined {
  */
 export const COMPILED_SELECTIONS = 100
 
-/** Checks kept per document (by operation and variables). */
+/** Checks kept per document (by operation and variables), and the longest key kept. */
 const CHECKS_PER_DOCUMENT = 32
+const CHECKED_KEY_CHARS = 2048
 
 /** The bound on a request's rows, and the option it comes from. */
 export interface RowBound {
@@ -240,8 +241,11 @@ export function preExecutionHook (settings: () => CostSettings, bound: RowBound)
     let checked = known.get(key)
     if (checked === undefined) {
       checked = checkOperation(schema, document, operationName, variables, current)
-      if (known.size >= CHECKS_PER_DOCUMENT) known.clear()
-      known.set(key, checked)
+      // Large variables are checked again at every request rather than kept.
+      if (key.length <= CHECKED_KEY_CHARS) {
+        if (known.size >= CHECKS_PER_DOCUMENT) known.clear()
+        known.set(key, checked)
+      }
     }
     return checked
   }

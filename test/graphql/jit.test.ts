@@ -85,6 +85,11 @@ const FLAT: Case[] = [
       fragment A on Author { __typename name }`
   },
   { name: 'variables', query: 'query V($size: Int, $sort: [String]) { articles(pagination: { pageSize: $size }, sort: $sort) { title views } }', variables: { size: 2, sort: ['views:desc'] } },
+  {
+    name: 'variables too large to keep their check',
+    query: 'query L($titles: [String]) { articles(filters: { title: { notIn: $titles } }, pagination: { pageSize: 2 }) { title } }',
+    variables: { titles: Array.from({ length: 120 }, (_, i) => `no article has this title ${i}`) }
+  },
   { name: 'other variables for the same text', query: 'query V($size: Int, $sort: [String]) { articles(pagination: { pageSize: $size }, sort: $sort) { title views } }', variables: { size: 3, sort: ['title:asc'] } },
   {
     name: '@skip and @include',
