@@ -1,9 +1,10 @@
 import {
   Kind, getArgumentValues, getNamedType, getNullableType, getOperationAST, getVariableValues, isInterfaceType, isLeafType, isListType, isObjectType,
-  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
+  type DocumentNode, type FieldNode, type GraphQLError, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
   type SelectionSetNode
 } from 'graphql'
 import { LimitError } from '../errors.js'
+import { operationSizes } from './operation-size.js'
 import { resolveWindow, type PaginationArg } from './pagination.js'
 import type { FieldRole } from './type-defs.js'
 
@@ -42,16 +43,41 @@ type Variables = Record<string, unknown>
  */
 export function operationRows (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined,
   rawVariables: Variables | null | undefined, settings: CostSettings): number | null {
+  const checked = checkOperation(schema, document, operationName, rawVariables, settings)
+  return checked.rows
+}
+
+/** What the preExecution hook learns of an operation before it runs. */
+export interface OperationCheck {
+  /** The row estimate (`operationRows`), or null. */
+  rows: number | null
+  /** graphql-js's errors for variables that do not coerce (or are missing), or null. */
+  refused: readonly GraphQLError[] | null
+  /**
+   * Whether Mercurius may compile it (graphql-jit): a compiled query is of one operation and
+   * ignores `operationName`, so a document with several operations, or an `operationName` that
+   * names none, runs through graphql-js; so does a large one (`COMPILED_SELECTIONS`).
+   */
+  compilable: boolean
+}
+
+function checkOperation (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined,
+  rawVariables: Variables | null | undefined, settings: CostSettings): OperationCheck {
+  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)
+  const only = operations.length === 1 ? operations[0] : undefined
+  const compilable = only !== undefined && (operationName == null || operationName === only.name?.value) &&
+    operationSizes(document).operation(only).selections <= COMPILED_SELECTIONS
   const operation = getOperationAST(document, operationName)
   const root = operation == null ? null : schema.getRootType(operation.operation)
-  if (operation == null || root == null) return null
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {})
-  if (coerced.errors !== undefined) return null
+  if (operation == null || root == null) return { rows: null, refused: null, compilable }
+  // As graphql-js's execute coerces them (`maxErrors` included).
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {}, { maxErrors: 50 })
+  if (coerced.errors !== undefined) return { rows: null, refused: coerced.errors, compilable }
   const fragments = new Map<string, FragmentDefinitionNode>()
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
   }
-  return new RowCounter(schema, fragments, coerced.coerced, settings).rows(operation.selectionSet, root, null)
+  return { rows: new RowCounter(schema, fragments, coerced.coerced, settings).rows(operation.selectionSet, root, null), refused: null, compilable }
 }
 
 class RowCounter {
@@ -145,6 +171,18 @@ function requestedOperation (context: HookContext): string | undefined {
   return typeof name === 'string' ? name : undefined
 }
 
+/**
+ * The most field selections (fragments expanded) of an operation Mercurius may compile:
+ * compiling blocks the event loop for a time that grows faster than the document (about 2 ms
+ * for 60 selections, 50 to 250 ms for 300 to 1,000), once per document; a larger one runs
+ * through graphql-js, whose cost is per request and linear.
+ */
+export const COMPILED_SELECTIONS = 100
+
+/** Checks kept per document (by operation and variables), and the longest key kept. */
+const CHECKS_PER_DOCUMENT = 32
+const CHECKED_KEY_CHARS = 2048
+
 /** The bound on a request's rows, and the option it comes from. */
 export interface RowBound {
   max: number
@@ -157,23 +195,74 @@ export function rowBound (graphqlMaxRows: number, maxRows: number): RowBound {
 }
 
 /**
- * Mercurius's `preExecution` hook bounding the rows of a request: it runs for every request, the
- * document cached or not, with the request's variables, before any resolver. The operations of
- * a batch (`engineServer.allowBatchedQueries`) share one budget: they are one request.
+ * Variables graphql-js refuses, thrown before Mercurius picks its engine: its compiled queries
+ * coerce variables with other messages, so the refusal is graphql-js's whichever engine would
+ * run. The error formatter answers it as Mercurius's own variables check (HTTP 400).
  */
-export function maxRowsHook (settings: () => CostSettings, bound: RowBound) {
+export class VariablesRefused extends Error {
+  readonly errors: readonly GraphQLError[]
+  constructor (errors: readonly GraphQLError[]) {
+    super('Variables refused')
+    this.errors = errors
+  }
+}
+
+/**
+ * Mercurius's `preExecution` hook, before any resolver and the document cached or not, with the
+ * request's variables:
+ *
+ * - it bounds the rows of a request (the operations of a batch, `engineServer.allowBatchedQueries`,
+ *   share one budget: they are one request);
+ * - it refuses variables graphql-js refuses (`VariablesRefused`), with graphql-js's errors;
+ * - it keeps an operation that a compiled query would not answer as graphql-js does on
+ *   graphql-js, by handing Mercurius the document back (a "modified" document is never run
+ *   compiled).
+ *
+ * What it learns of an operation is kept per parsed document (Mercurius keeps one per query
+ * text), by operation name and variables.
+ */
+export function preExecutionHook (settings: () => CostSettings, bound: RowBound) {
   const spent = new WeakMap<object, number>()
-  return async (schema: GraphQLSchema, document: DocumentNode, context: HookContext, variables?: Variables): Promise<void> => {
-    const rows = operationRows(schema, document, requestedOperation(context), variables, settings())
-    if (rows === null) return
-    const request = context.reply ?? context
-    const total = (spent.get(request) ?? 0) + rows
-    spent.set(request, total)
-    if (total > bound.max) {
-      const estimate = Number.isSafeInteger(total) ? `up to ${total} rows` : 'more rows than can be counted'
-      const batch = total > rows ? ' with the other operations of its batch' : ''
-      throw new LimitError(`The operation may read ${estimate}${batch}, more than the ${bound.max} ${bound.limit} allows: ask for smaller pages or fewer lists`,
-        { limit: bound.limit, max: bound.max })
+  let memo = new WeakMap<DocumentNode, Map<string, OperationCheck>>()
+  let memoFor: CostSettings | null = null
+  const check = (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, variables: Variables | undefined): OperationCheck => {
+    const current = settings()
+    // The settings change once, when the schema is built.
+    if (memoFor !== current) {
+      memo = new WeakMap()
+      memoFor = current
     }
+    let known = memo.get(document)
+    if (known === undefined) {
+      known = new Map()
+      memo.set(document, known)
+    }
+    const key = `${operationName ?? ''}\u0000${variables === undefined || variables === null ? '' : JSON.stringify(variables)}`
+    let checked = known.get(key)
+    if (checked === undefined) {
+      checked = checkOperation(schema, document, operationName, variables, current)
+      // Large variables are checked again at every request rather than kept.
+      if (key.length <= CHECKED_KEY_CHARS) {
+        if (known.size >= CHECKS_PER_DOCUMENT) known.clear()
+        known.set(key, checked)
+      }
+    }
+    return checked
+  }
+  return async (schema: GraphQLSchema, document: DocumentNode, context: HookContext, variables?: Variables): Promise<{ document: DocumentNode } | undefined> => {
+    const { rows, refused, compilable } = check(schema, document, requestedOperation(context), variables)
+    if (refused !== null) throw new VariablesRefused(refused)
+    if (rows !== null) {
+      const request = context.reply ?? context
+      const total = (spent.get(request) ?? 0) + rows
+      spent.set(request, total)
+      if (total > bound.max) {
+        const estimate = Number.isSafeInteger(total) ? `up to ${total} rows` : 'more rows than can be counted'
+        const batch = total > rows ? ' with the other operations of its batch' : ''
+        throw new LimitError(`The operation may read ${estimate}${batch}, more than the ${bound.max} ${bound.limit} allows: ask for smaller pages or fewer lists`,
+          { limit: bound.limit, max: bound.max })
+      }
+    }
+    return compilable ? undefined : { document }
   }
 }

@@ -4,7 +4,8 @@ import { ContentApiError, type LimitError } from '../errors.js'
 import { documented } from '../route-schema.js'
 import { httpErrorBody, limitError, NO_BODY_MESSAGE } from './errors.js'
 import { nestedDeeperThan } from '../query/limits.js'
-import { scanDocument, tooDeep, tooManyTokens } from './input-bounds.js'
+import { scanDocument, tooDeep, tooManyTokens, type DocumentScan } from './input-bounds.js'
+import { LruCache } from '../lru-cache.js'
 import type { ResolvedGraphqlOptions } from '../options/graphql.js'
 import { sendSandbox } from './sandbox.js'
 
@@ -69,12 +70,20 @@ function parsedVariables (text: unknown): unknown {
  * and the documents' tokens together against `graphql.maxTokens` (a batch is one request).
  * GET variables are JSON text, read here as Mercurius will read them.
  */
-function inputProblem (operations: readonly unknown[], queryString: boolean, maxTokens: number, inputDepth: number): { error: LimitError, code: string } | null {
+function inputProblem (operations: readonly unknown[], queryString: boolean, maxTokens: number, inputDepth: number, scans: LruCache<string, DocumentScan>): { error: LimitError, code: string } | null {
   let tokens = 0
   for (const operation of operations) {
     const { query, variables } = operation as { query?: unknown, variables?: unknown }
     if (typeof query === 'string') {
-      const scan = scanDocument(query, maxTokens - tokens, inputDepth)
+      // The first document of a request is scanned with the whole budget: the scan of a short one
+      // is remembered by its text (clients repeat their documents); a later one of a batch is
+      // scanned with what is left.
+      const memo = tokens === 0 && query.length <= SCANNED_CHARS
+      let scan = memo ? scans.get(query) : undefined
+      if (scan === undefined) {
+        scan = scanDocument(query, maxTokens - tokens, inputDepth)
+        if (memo) scans.set(query, scan)
+      }
       if (scan.tooDeep) return { error: tooDeep('document', inputDepth), code: 'GRAPHQL_PARSE_FAILED' }
       tokens += scan.tokens
       if (tokens > maxTokens) return { error: tooManyTokens(maxTokens), code: 'GRAPHQL_PARSE_FAILED' }
@@ -83,6 +92,10 @@ function inputProblem (operations: readonly unknown[], queryString: boolean, max
   }
   return null
 }
+
+/** Documents whose scan is remembered (as many as Mercurius keeps parsed documents by default), up to this length. */
+const SCANS_KEPT = 1024
+const SCANNED_CHARS = 8192
 
 function hasQuery (request: FastifyRequest): boolean {
   const source = request.method === 'GET' ? request.query : request.body
@@ -99,6 +112,7 @@ function hasQuery (request: FastifyRequest): boolean {
  * 401, as in Strapi, before any GraphQL runs).
  */
 export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOptions, limits: { inputDepth: number }, access: AccessControl): void {
+  const scans = new LruCache<string, DocumentScan>(SCANS_KEPT)
   const isEndpoint = (request: FastifyRequest): boolean => request.routeOptions.url === options.endpoint
   app.addHook('onRequest', async (request, reply) => {
     if (!isEndpoint(request)) return
@@ -119,7 +133,7 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
         if (problem !== null) return badRequest(reply, problem)
       }
     }
-    const problem = inputProblem(operations, queryString, options.maxTokens, limits.inputDepth)
+    const problem = inputProblem(operations, queryString, options.maxTokens, limits.inputDepth, scans)
     if (problem !== null) return refused(reply, problem.error, problem.code)
   })
   app.addHook('preHandler', async (request, reply) => {

@@ -8,7 +8,7 @@ import type { UserStore } from '../documents/user-credentials.js'
 import type { DocumentService } from '../documents/service.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options/index.js'
-import { maxRowsHook, rowBound, type CostSettings } from './cost.js'
+import { preExecutionHook, rowBound, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
 import { endpointHooks, methodNotAllowed } from './http.js'
@@ -22,6 +22,13 @@ export type { Extension, ExtensionFactory, ExtensionLibraries } from './extensio
 export type { GraphqlOptions } from '../options/graphql.js'
 export type { ContentTypeConfig, FieldConfig } from './shadow-crud.js'
 export type { MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig } from './wrap.js'
+
+/**
+ * Mercurius compiles a document with graphql-jit once it has run this many times (its first run,
+ * when it is parsed and validated, goes through graphql-js). `engineServer.jit` overrides it
+ * (`0` never compiles).
+ */
+export const JIT_AFTER = 1
 
 /** What the GraphQL module needs from the rest of the plugin. */
 export interface GraphqlDeps {
@@ -58,6 +65,8 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []
     await child.register(mercurius, {
       allowBatchedQueries: false,
+      // A document seen a second time runs compiled (graphql-jit) rather than walked by graphql-js.
+      jit: JIT_AFTER,
       ...engine,
       // `limits.bodyBytes` bounds a GraphQL body as it bounds REST's.
       additionalRouteOptions: { bodyLimit: limits.bodyBytes, ...(engine.additionalRouteOptions as object | undefined) },
@@ -73,7 +82,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
         ...userRules
       ]
     })
-    child.graphql.addHook('preExecution', maxRowsHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
+    child.graphql.addHook('preExecution', preExecutionHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
       const { schema, roles } = buildSchema({ ...deps, app, graphql: options, api })
       counting = { ...counting, roles }
