@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url'
  *
  *   STARTUP_RUNS=5 STARTUP_REQUESTS=300 STARTUP_CASES=postgres,pglite-memory,pglite-new-dir,pglite-dir
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test   (the postgres case; the example writes its tables in `public`)
+ *   STARTUP_NODE_FLAGS='--liftoff-only'                     (Node/V8 flags for the servers)
  *   STARTUP_SERVER=/elsewhere/dist/examples/blog/server.js (another build, e.g. an older revision's)
  */
 
@@ -35,6 +36,8 @@ type Case = typeof CASES[number]
 const RUNS = Number(process.env.STARTUP_RUNS ?? 5)
 const REQUESTS = Number(process.env.STARTUP_REQUESTS ?? 300)
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** Node flags for the servers (`STARTUP_NODE_FLAGS`, space-separated), to compare V8 settings. */
+const NODE_FLAGS = (process.env.STARTUP_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
 const CLOCK_TICK_MS = 10 // USER_HZ is 100 on Linux
 
 interface Run {
@@ -44,6 +47,8 @@ interface Run {
   cpuMs: number
   /** Resident set 1 s after the first answer, MiB. */
   idleRssMiB: number
+  /** The server's CPU time spent on the requests, ms per 100 requests. */
+  loadCpuMs: number
   /** Resident set 1 s after the requests, MiB. */
   afterLoadRssMiB: number
   /** The largest resident set the process had (VmHWM), MiB. */
@@ -119,7 +124,7 @@ async function once (which: Case, dataDir: string | null): Promise<Run> {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const started = performance.now()
-  const child = spawn(process.execPath, [SERVER], { env: environment(which, dataDir, port), stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_FLAGS, SERVER], { env: environment(which, dataDir, port), stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   try {
@@ -134,9 +139,11 @@ async function once (which: Case, dataDir: string | null): Promise<Run> {
     const cpu = cpuMs(child.pid!)
     await sleep(1000)
     const idleRssMiB = procStatus(child.pid!, 'VmRSS')
+    const beforeLoad = cpuMs(child.pid!)
     await load(base, REQUESTS)
+    const loadCpuMs = (cpuMs(child.pid!) - beforeLoad) * 100 / Math.max(REQUESTS, 1)
     await sleep(1000)
-    return { wallMs, cpuMs: cpu, idleRssMiB, afterLoadRssMiB: procStatus(child.pid!, 'VmRSS'), peakRssMiB: procStatus(child.pid!, 'VmHWM') }
+    return { wallMs, cpuMs: cpu, idleRssMiB, loadCpuMs, afterLoadRssMiB: procStatus(child.pid!, 'VmRSS'), peakRssMiB: procStatus(child.pid!, 'VmHWM') }
   } finally {
     await stop(child)
   }
@@ -177,15 +184,15 @@ async function main (): Promise<void> {
   }
   process.stderr.write('\n')
   console.log(`cold start and memory of dist/examples/blog/server.js, median of ${RUNS} runs; ${REQUESTS} requests; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs`)
-  console.log('| case | first 200, wall ms | CPU ms | idle RSS MiB | RSS after requests MiB | peak RSS MiB |')
-  console.log('|---|--:|--:|--:|--:|--:|')
+  console.log('| case | first 200, wall ms | CPU ms | idle RSS MiB | CPU ms per 100 requests | RSS after requests MiB | peak RSS MiB |')
+  console.log('|---|--:|--:|--:|--:|--:|--:|')
   for (const [name, { median: m }] of Object.entries(results)) {
-    console.log(`| ${name} | ${m.wallMs.toFixed(0)} | ${m.cpuMs.toFixed(0)} | ${m.idleRssMiB.toFixed(0)} | ${m.afterLoadRssMiB.toFixed(0)} | ${m.peakRssMiB.toFixed(0)} |`)
+    console.log(`| ${name} | ${m.wallMs.toFixed(0)} | ${m.cpuMs.toFixed(0)} | ${m.idleRssMiB.toFixed(0)} | ${m.loadCpuMs.toFixed(0)} | ${m.afterLoadRssMiB.toFixed(0)} | ${m.peakRssMiB.toFixed(0)} |`)
   }
   const dir = join(ROOT, 'bench', 'results')
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `startup-${new Date().toISOString().replaceAll(':', '-')}.json`)
-  writeFileSync(file, JSON.stringify({ node: process.version, loadavg: loadavg(), cpus: cpus().length, runs: RUNS, requests: REQUESTS, results }, null, 2))
+  writeFileSync(file, JSON.stringify({ node: process.version, nodeFlags: NODE_FLAGS, server: SERVER, loadavg: loadavg(), cpus: cpus().length, runs: RUNS, requests: REQUESTS, results }, null, 2))
   console.log(`written to ${file}`)
 }
 

@@ -11,7 +11,7 @@ import { createEmbedded, type EmbeddedOptions } from './embedded.js'
  * - a `Kysely` instance you own (the plugin never destroys it);
  * - a PostgreSQL connection string, or `{ connectionString, max }` for the pool size;
  * - `{ pglite }`, an embedded PGlite instance you own;
- * - `{ dataDir, settings, bootSnapshot }` or nothing: an embedded PGlite the plugin creates (in
+ * - `{ dataDir, settings, bootSnapshot, optimizeWasm }` or nothing: an embedded PGlite the plugin creates (in
  *   memory without `dataDir`) and closes with the app (lib/db/embedded.ts).
  */
 export type DatabaseOption =

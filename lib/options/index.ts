@@ -284,20 +284,20 @@ function checkDb (db: unknown): string[] {
     const o = db as Record<string, unknown>
     if (typeof o.connectionString === 'string') return []
     if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
-    if (Object.keys(o).every((k) => EMBEDDED_KEYS.has(k))) return checkEmbedded(o)
+    if (Object.keys(o).every((k) => EMBEDDED_KEYS.has(k)) && (o.dataDir === undefined || typeof o.dataDir === 'string')) return checkEmbedded(o)
   }
   return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }']
 }
 
-const EMBEDDED_KEYS = new Set(['dataDir', 'settings', 'bootSnapshot'])
+const EMBEDDED_KEYS = new Set(['dataDir', 'settings', 'bootSnapshot', 'optimizeWasm'])
 
-/** The embedded PGlite's options: `{ dataDir, settings, bootSnapshot }`, each optional. */
+/** The embedded PGlite's options: `{ dataDir, settings, bootSnapshot, optimizeWasm }`, each optional. */
 function checkEmbedded (o: Record<string, unknown>): string[] {
   const problems: string[] = []
-  if (o.dataDir !== undefined && typeof o.dataDir !== 'string') problems.push('db.dataDir: must be a string (a directory)')
   if (o.bootSnapshot !== undefined && o.bootSnapshot !== false && (typeof o.bootSnapshot !== 'string' || o.bootSnapshot === '')) {
     problems.push('db.bootSnapshot: must be a file path, or false')
   }
+  if (o.optimizeWasm !== undefined && typeof o.optimizeWasm !== 'boolean') problems.push('db.optimizeWasm: must be a boolean')
   if (o.settings !== undefined) {
     if (typeof o.settings !== 'object' || o.settings === null || Array.isArray(o.settings)) {
       problems.push('db.settings: must be an object of PostgreSQL settings, e.g. { shared_buffers: \'32MB\' }')
