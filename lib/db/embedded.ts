@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
-import { existsSync, readFileSync } from 'node:fs'
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { existsSync, openAsBlob, readFileSync } from 'node:fs'
+import { rename, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
@@ -70,6 +70,18 @@ function hasCluster (dataDir: string | undefined): boolean {
 }
 
 /**
+ * The snapshot as a Blob backed by its file, not a copy in memory (PGlite reads it once, to
+ * extract it); null when there is none. `openAsBlob` throws at once for a missing file.
+ */
+async function snapshotBlob (file: string): Promise<Blob | null> {
+  try {
+    return await openAsBlob(file)
+  } catch {
+    return null
+  }
+}
+
+/**
  * Starts the embedded PGlite. A new cluster starts from the boot snapshot when there is one
  * (`initdb` is most of a cold start: about 2 s of CPU, and its WebAssembly heap stays with the
  * process), and the first start without one writes it, under another name then renamed, so that
@@ -83,10 +95,10 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite>
   const snapshot = options.bootSnapshot === undefined ? defaultBootSnapshot() : options.bootSnapshot
   if (snapshot === false || hasCluster(options.dataDir)) return await PGlite.create(base)
 
-  const saved = await readFile(snapshot).catch(() => null)
+  const saved = await snapshotBlob(snapshot)
   if (saved !== null) {
     try {
-      return await PGlite.create({ ...base, loadDataDir: new Blob([saved]) })
+      return await PGlite.create({ ...base, loadDataDir: saved })
     } catch {
       await unlink(snapshot).catch(() => {})
       // A half-extracted data directory would be resumed as if it were a cluster.
