@@ -99,10 +99,13 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite>
   if (saved !== null) {
     try {
       return await PGlite.create({ ...base, loadDataDir: saved })
-    } catch {
+    } catch (err) {
       await unlink(snapshot).catch(() => {})
-      // A half-extracted data directory would be resumed as if it were a cluster.
-      if (options.dataDir !== undefined && hasCluster(options.dataDir)) throw new Error(`PGlite could not start from the boot snapshot ${snapshot} in ${options.dataDir}; remove that directory and start again`)
+      // A half-extracted data directory would be resumed as if it were a cluster: left for the
+      // operator (the next start, without the removed snapshot, runs initdb in an empty one).
+      if (options.dataDir !== undefined && hasCluster(options.dataDir)) {
+        throw new Error(`PGlite could not start from the boot snapshot ${snapshot} in ${options.dataDir}; remove that directory and start again`, { cause: err })
+      }
     }
   }
   const created = await PGlite.create(base)
