@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -28,6 +29,13 @@ import { buildOurs, POOL_SIZE } from './serve.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url))
+/**
+ * How the servers run: under tsx from the sources, or with `BENCH_DIST=1` as plain JavaScript from
+ * `dist-bench/` (`npm run build:bench`), as a deployment runs, without tsx's loader and its memory.
+ */
+const BENCH_DIST = process.env.BENCH_DIST === '1'
+const DIST_SERVE = fileURLToPath(new URL('../dist-bench/bench/serve.js', import.meta.url))
+const SERVE = BENCH_DIST ? [DIST_SERVE] : ['--import', 'tsx', fileURLToPath(new URL('./serve.ts', import.meta.url))]
 const STRAPI_BENCH = process.env.BENCH_STRAPI_JSON ?? fileURLToPath(new URL('../../shared/bench/strapi-compare-10k.json', import.meta.url))
 /** The plugin's recorded statements, which the oracle models' floor replays (floor.ts). */
 const FLOOR_SQL = `${RESULTS}floor-sql.json`
@@ -215,7 +223,7 @@ interface Server { name: 'ours' | 'baseline', child: ChildProcess, base: string 
 
 async function startServer (name: 'ours' | 'baseline'): Promise<Server> {
   const profile = PROFILE.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}profiles/${name}`] : []
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('./serve.ts', import.meta.url)), name], {
+  const child = spawn(process.execPath, [...profile, ...SERVE, name], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
@@ -408,7 +416,8 @@ function summarise (rounds: Measurement[]): Measurement & { rounds: Measurement[
 async function main (): Promise<void> {
   const [load] = os.loadavg()
   if (load > os.cpus().length) console.log(`WARNING: the 1-minute load average is ${fixed(load, 2)} on ${os.cpus().length} cores; other work will skew the numbers.`)
-  console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}`)
+  if (BENCH_DIST && !existsSync(DIST_SERVE)) throw new BenchError(`BENCH_DIST=1: ${DIST_SERVE} is missing; run \`npm run build:bench\` first`)
+  console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}; servers ${BENCH_DIST ? 'from dist-bench/ (BENCH_DIST=1)' : 'under tsx'}`)
   const { version: postgresVersion, seeded } = await resetSchema()
   console.log(seeded
     ? `Reusing the ${DOCS} articles seeded in schema "bench" (BENCH_REUSE=1)`
@@ -488,6 +497,7 @@ async function main (): Promise<void> {
     when: new Date().toISOString(),
     ...revision(),
     node: process.version,
+    servers: BENCH_DIST ? 'node dist-bench/bench/serve.js (BENCH_DIST=1)' : 'tsx bench/serve.ts',
     machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
     database: { url: redact(DATABASE_URL), postgresVersion, schema: 'bench', poolSize: POOL_SIZE },
     models: MODEL_SET,

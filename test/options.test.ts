@@ -253,3 +253,23 @@ t.test('schemaSync and query options', async (t) => {
   const like = (await escaped.app.inject('/api/articles?filters[title][$startsWith]=100%25')).json()
   t.same(like.data.map((d: { title: string }) => d.title), ['100% sure'], '% is matched literally')
 })
+
+t.test('the embedded PGlite\'s options: db.settings, db.bootSnapshot, db.optimizeWasm', async (t) => {
+  const valid = { settings: { shared_buffers: '32MB', work_mem: 8192, fsync: false, 'pg_stat_statements.max': 100 }, bootSnapshot: false as const, optimizeWasm: true }
+  t.same(resolveOptions({ models: [article], db: valid }).db, valid, 'valid, with dataDir left out, and kept as given')
+  t.same(resolveOptions({ models: [article], db: { dataDir: '/tmp/x', bootSnapshot: '/tmp/x.tar' } }).db, { dataDir: '/tmp/x', bootSnapshot: '/tmp/x.tar' })
+  t.same(await problems(t, { models: [article], db: { settings: 'shared_buffers=1MB', bootSnapshot: true, optimizeWasm: 'yes' }, schemaSync: { mode: 'off' } }), [
+    'db.bootSnapshot: must be a file path, or false',
+    'db.optimizeWasm: must be a boolean',
+    'db.settings: must be an object of PostgreSQL settings, e.g. { shared_buffers: \'32MB\' }'
+  ])
+  t.same(await problems(t, { models: [article], db: { settings: { 'shared_buffers=1MB -c x': '1', Work_Mem: '1MB', work_mem: null, temp_buffers: 'a\nb', wal_buffers: '', maintenance_work_mem: Infinity }, bootSnapshot: '' }, schemaSync: { mode: 'off' } }), [
+    'db.bootSnapshot: must be a file path, or false',
+    'db.settings.shared_buffers=1MB -c x: not a PostgreSQL setting name',
+    'db.settings.Work_Mem: not a PostgreSQL setting name',
+    'db.settings.work_mem: must be a string, a number or a boolean',
+    'db.settings.temp_buffers: must be a string, a number or a boolean',
+    'db.settings.wal_buffers: must be a string, a number or a boolean',
+    'db.settings.maintenance_work_mem: must be a string, a number or a boolean'
+  ])
+})

@@ -4,21 +4,22 @@ import type pg from 'pg'
 import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
+import { createEmbedded, type EmbeddedOptions } from './embedded.js'
 
 /**
  * Where documents are stored:
  * - a `Kysely` instance you own (the plugin never destroys it);
  * - a PostgreSQL connection string, or `{ connectionString, max }` for the pool size;
  * - `{ pglite }`, an embedded PGlite instance you own;
- * - `{ dataDir }` or nothing: an embedded PGlite the plugin creates (in memory without `dataDir`)
- *   and closes with the app.
+ * - `{ dataDir, settings, bootSnapshot, optimizeWasm }` or nothing: an embedded PGlite the plugin creates (in
+ *   memory without `dataDir`) and closes with the app (lib/db/embedded.ts).
  */
 export type DatabaseOption =
   | Kysely<any>
   | string
   | { connectionString: string, max?: number }
   | { pglite: PGlite }
-  | { dataDir?: string }
+  | EmbeddedOptions
   | undefined
 
 export interface DatabaseHandle {
@@ -46,12 +47,6 @@ export function isKysely (value: unknown): value is Kysely<any> {
   return value instanceof Kysely ||
     (typeof value === 'object' && value !== null && typeof (value as Kysely<any>).selectFrom === 'function' &&
       typeof (value as Kysely<any>).transaction === 'function')
-}
-
-async function createPGlite (dataDir?: string): Promise<PGlite> {
-  // Loaded lazily: applications on PostgreSQL never pay for the WASM module.
-  const { PGlite } = await import('@electric-sql/pglite')
-  return await PGlite.create(dataDir)
 }
 
 /** Runs `close`; if it has not finished after `graceMs`, runs `cut` so that it can. */
@@ -103,10 +98,10 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
     return { db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
-  const dataDir = option?.dataDir
+  const embedded: EmbeddedOptions = option ?? {}
   let created: PGlite | null = null
   const db = new Kysely<any>({
-    dialect: new PGliteDialect({ pglite: async () => (created = await createPGlite(dataDir)), closeOnDestroy: true })
+    dialect: new PGliteDialect({ pglite: async () => (created = await createEmbedded(embedded)), closeOnDestroy: true })
   })
   return {
     db,

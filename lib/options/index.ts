@@ -3,6 +3,7 @@ import Value from 'typebox/value'
 import { ConfigurationError } from '../errors.js'
 import { isKysely, type DatabaseOption } from '../db/connect.js'
 import { MAX_PREPARED_STATEMENTS } from '../db/prepared-statements.js'
+import { SETTING_NAME } from '../db/embedded.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
@@ -289,9 +290,33 @@ function checkDb (db: unknown): string[] {
     const o = db as Record<string, unknown>
     if (typeof o.connectionString === 'string') return []
     if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
-    if (Object.keys(o).every((k) => k === 'dataDir') && (o.dataDir === undefined || typeof o.dataDir === 'string')) return []
+    if (Object.keys(o).every((k) => EMBEDDED_KEYS.has(k)) && (o.dataDir === undefined || typeof o.dataDir === 'string')) return checkEmbedded(o)
   }
   return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }']
+}
+
+const EMBEDDED_KEYS = new Set(['dataDir', 'settings', 'bootSnapshot', 'optimizeWasm'])
+
+/** The embedded PGlite's options: `{ dataDir, settings, bootSnapshot, optimizeWasm }`, each optional. */
+function checkEmbedded (o: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  if (o.bootSnapshot !== undefined && o.bootSnapshot !== false && (typeof o.bootSnapshot !== 'string' || o.bootSnapshot === '')) {
+    problems.push('db.bootSnapshot: must be a file path, or false')
+  }
+  if (o.optimizeWasm !== undefined && typeof o.optimizeWasm !== 'boolean') problems.push('db.optimizeWasm: must be a boolean')
+  if (o.settings !== undefined) {
+    if (typeof o.settings !== 'object' || o.settings === null || Array.isArray(o.settings)) {
+      problems.push('db.settings: must be an object of PostgreSQL settings, e.g. { shared_buffers: \'32MB\' }')
+    } else {
+      for (const [name, value] of Object.entries(o.settings)) {
+        if (!SETTING_NAME.test(name)) problems.push(`db.settings.${name}: not a PostgreSQL setting name`)
+        else if (!((typeof value === 'string' && value !== '' && !/[\0\n]/.test(value)) || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
+          problems.push(`db.settings.${name}: must be a string, a number or a boolean`)
+        }
+      }
+    }
+  }
+  return problems
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -106,6 +106,57 @@ t.test('omitted: an in-memory PGlite', async (t) => {
   const other = await start(undefined)
   t.teardown(() => other.close())
   t.same(await titles(other), [], 'each app gets its own in-memory database')
+})
+
+t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const bootSnapshot = join(dir, 'boot.tar')
+  const setting = async (app: FastifyInstance, name: string): Promise<string> =>
+    (await sql<{ value: string }>`select current_setting(${name}) as value`.execute(app.contentApi.db)).rows[0].value
+
+  const first = await start({ bootSnapshot })
+  t.equal(await setting(first, 'shared_buffers'), '16MB', 'the default buffer pool is small')
+  t.ok((await stat(bootSnapshot)).size > 1_000_000, 'the first new cluster wrote the boot snapshot')
+  await createArticle(first, 'First')
+  await first.close()
+  const written = (await stat(bootSnapshot)).mtimeMs
+
+  const dataDir = join(dir, 'data')
+  const second = await start({ dataDir, bootSnapshot, settings: { shared_buffers: '24MB', work_mem: 2048 } })
+  t.equal(await setting(second, 'shared_buffers'), '24MB', 'db.settings replaces a default')
+  t.equal(await setting(second, 'work_mem'), '2MB', 'and adds settings (a number is in the setting\'s unit)')
+  t.same(await titles(second), [], 'a new cluster from the snapshot holds none of another app\'s rows')
+  await createArticle(second, 'In the data directory')
+  await second.close()
+  t.equal((await stat(bootSnapshot)).mtimeMs, written, 'the snapshot was read, not written again')
+
+  const third = await start({ dataDir, bootSnapshot })
+  t.teardown(() => third.close())
+  t.same(await titles(third), ['In the data directory'], 'an existing data directory is resumed, not replaced by the snapshot')
+  t.equal(await setting(third, 'shared_buffers'), '16MB', 'settings are per start, not stored in the cluster')
+})
+
+t.test('the embedded PGlite: a boot snapshot that does not load is replaced', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const bootSnapshot = join(dir, 'boot.tar')
+  await writeFile(bootSnapshot, 'not a tar archive')
+  const app = await start({ bootSnapshot })
+  t.teardown(() => app.close())
+  await createArticle(app, 'After initdb')
+  t.same(await titles(app), ['After initdb'])
+  t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the broken one')
+})
+
+t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const app = await start({ dataDir: join(dir, 'data'), bootSnapshot: false })
+  t.teardown(() => app.close())
+  await createArticle(app, 'No snapshot')
+  t.same(await titles(app), ['No snapshot'])
+  t.same((await readdir(dir)).sort(), ['data'], 'no snapshot file next to the data')
 })
 
 t.test('{ pglite }: an instance the application owns, left open', async (t) => {

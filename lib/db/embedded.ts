@@ -1,0 +1,122 @@
+import { createRequire } from 'node:module'
+import { existsSync, openAsBlob, readFileSync } from 'node:fs'
+import { rename, unlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite'
+
+/** A PostgreSQL setting's value, as `-c name=value` takes it. */
+export type EmbeddedSettingValue = string | number | boolean
+
+/** The embedded PGlite the plugin creates (`db: { dataDir, settings, bootSnapshot, optimizeWasm }` or no `db`). */
+export interface EmbeddedOptions {
+  /** Where the data is kept; in memory (lost at close) when omitted. */
+  dataDir?: string
+  /** PostgreSQL settings (`shared_buffers`, `work_mem`...), over `EMBEDDED_SETTINGS`. */
+  settings?: Readonly<Record<string, EmbeddedSettingValue>>
+  /**
+   * A file holding a freshly initialised cluster, from which a new database (in memory, or an
+   * empty `dataDir`) starts instead of running `initdb`; written on first need. `false`: run
+   * `initdb` every time. Default: a file per PGlite version in the system's temporary directory.
+   */
+  bootSnapshot?: string | false
+  /**
+   * Let V8 optimise PGlite's WebAssembly (TurboFan tier-up of hot functions). Off by default: V8
+   * then runs it as its baseline compiler (Liftoff) compiled it, and the process holds about 100
+   * MiB less and starts with about 1 s less CPU; docs/operations.md has the measurements. The
+   * setting is V8's `--liftoff-only`, which applies to the whole process (any WebAssembly compiled
+   * after it); with `true` nothing is changed.
+   */
+  optimizeWasm?: boolean
+}
+
+/**
+ * The embedded server's PostgreSQL settings unless `settings` says otherwise. PGlite's own default
+ * of `shared_buffers` is 128 MB, every page of which the WebAssembly heap ends up holding: the
+ * resident set of an idle embedded app was 300-800 MiB. An embedded database serves one process
+ * from files the operating system caches anyway (or from memory), so a small buffer pool costs
+ * little; docs/operations.md has the measurements.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, EmbeddedSettingValue>> = {
+  shared_buffers: '16MB',
+  wal_buffers: '1MB',
+  temp_buffers: '2MB'
+}
+
+/** A setting's name: letters, digits, `_` and `.` (for extensions' settings). */
+export const SETTING_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?$/
+
+let pgliteVersion: string | null = null
+/** PGlite's version, which names its boot snapshot (its package exports no package.json). */
+function version (): string {
+  pgliteVersion ??= (JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8')) as { version: string }).version
+  return pgliteVersion
+}
+
+export function defaultBootSnapshot (): string {
+  return join(tmpdir(), `fastify-content-api-pglite-${version()}.tar`)
+}
+
+/** The `-c name=value` arguments: PGlite's own start parameters, then the settings. */
+function startParams (PGliteClass: typeof PGlite, settings: Readonly<Record<string, EmbeddedSettingValue>>): string[] {
+  const merged = { ...EMBEDDED_SETTINGS, ...settings }
+  return [...PGliteClass.defaultStartParams, ...Object.entries(merged).flatMap(([name, value]) => ['-c', `${name}=${String(value)}`])]
+}
+
+/** Whether `dataDir` already holds a cluster (PGlite resumes it) or will be initialised. */
+function hasCluster (dataDir: string | undefined): boolean {
+  return dataDir !== undefined && existsSync(join(dataDir, 'PG_VERSION'))
+}
+
+/**
+ * The snapshot as a Blob backed by its file, not a copy in memory (PGlite reads it once, to
+ * extract it); null when there is none. `openAsBlob` throws at once for a missing file.
+ */
+async function snapshotBlob (file: string): Promise<Blob | null> {
+  try {
+    return await openAsBlob(file)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Starts the embedded PGlite. A new cluster starts from the boot snapshot when there is one
+ * (`initdb` is most of a cold start: about 2 s of CPU, and its WebAssembly heap stays with the
+ * process), and the first start without one writes it, under another name then renamed, so that
+ * no process reads a half-written file. A snapshot that does not load is removed and `initdb` runs.
+ */
+export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite> {
+  // Loaded lazily: applications on PostgreSQL never pay for the WASM module.
+  const { PGlite } = await import('@electric-sql/pglite')
+  if (options.optimizeWasm !== true) setFlagsFromString('--liftoff-only')
+  const base: PGliteOptions = { startParams: startParams(PGlite, options.settings ?? {}), ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}) }
+  const snapshot = options.bootSnapshot === undefined ? defaultBootSnapshot() : options.bootSnapshot
+  if (snapshot === false || hasCluster(options.dataDir)) return await PGlite.create(base)
+
+  const saved = await snapshotBlob(snapshot)
+  if (saved !== null) {
+    try {
+      return await PGlite.create({ ...base, loadDataDir: saved })
+    } catch (err) {
+      await unlink(snapshot).catch(() => {})
+      // A half-extracted data directory would be resumed as if it were a cluster: left for the
+      // operator (the next start, without the removed snapshot, runs initdb in an empty one).
+      if (options.dataDir !== undefined && hasCluster(options.dataDir)) {
+        throw new Error(`PGlite could not start from the boot snapshot ${snapshot} in ${options.dataDir}; remove that directory and start again`, { cause: err })
+      }
+    }
+  }
+  const created = await PGlite.create(base)
+  // The snapshot is taken before the plugin writes anything: a bare, freshly initialised cluster.
+  try {
+    const dump = await created.dumpDataDir('none')
+    const partial = `${snapshot}.${process.pid}`
+    await writeFile(partial, Buffer.from(await dump.arrayBuffer()))
+    await rename(partial, snapshot)
+  } catch {
+    // Only a faster next start is lost (a read-only temporary directory, a full disk).
+  }
+  return created
+}
