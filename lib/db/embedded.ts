@@ -22,11 +22,12 @@ export interface EmbeddedOptions {
    */
   bootSnapshot?: string | false
   /**
-   * Let V8 optimise PGlite's WebAssembly (TurboFan tier-up of hot functions). Off by default: V8
-   * then runs it as its baseline compiler (Liftoff) compiled it, and the process holds about 100
-   * MiB less and starts with about 1 s less CPU; docs/operations.md has the measurements. The
-   * setting is V8's `--liftoff-only`, which applies to the whole process (any WebAssembly compiled
-   * after it); with `true` nothing is changed.
+   * Let V8 optimise PGlite's WebAssembly (TurboFan tier-up of hot functions), as it does by
+   * default. `false` sets V8's `--liftoff-only` before PGlite starts: V8 then runs it as its
+   * baseline compiler (Liftoff) compiled it, and the process holds about 100 MiB less and starts
+   * with about 1 s less CPU (docs/operations.md). Opt-in because the flag applies to the whole
+   * process (any WebAssembly compiled after it), which is the application's to decide, not a
+   * library's.
    */
   optimizeWasm?: boolean
 }
@@ -90,7 +91,7 @@ async function snapshotBlob (file: string): Promise<Blob | null> {
 export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite> {
   // Loaded lazily: applications on PostgreSQL never pay for the WASM module.
   const { PGlite } = await import('@electric-sql/pglite')
-  if (options.optimizeWasm !== true) setFlagsFromString('--liftoff-only')
+  if (options.optimizeWasm === false) setFlagsFromString('--liftoff-only')
   const base: PGliteOptions = { startParams: startParams(PGlite, options.settings ?? {}), ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}) }
   const snapshot = options.bootSnapshot === undefined ? defaultBootSnapshot() : options.bootSnapshot
   if (snapshot === false || hasCluster(options.dataDir)) return await PGlite.create(base)
