@@ -32,3 +32,9 @@ export const VERSION_INDEX_SUFFIX = '_version_unique'
 /** `articles_document_id_locale_version_unique`: shortened before the suffix, so a long table name keeps it. */
 export const versionIndexName = (table: string, columns: readonly string[]): string =>
   `${identifier(`${table}_${columns.join('_')}`, MAX_IDENTIFIER - VERSION_INDEX_SUFFIX.length)}${VERSION_INDEX_SUFFIX}`
+
+/**
+ * The library's own table of row counts per content-type table, draft or published state and
+ * locale, kept by triggers (lib/schema/row-counts.ts) and read for `meta.pagination.total`.
+ */
+export const ROW_COUNTS_TABLE = 'content_api_row_counts'
