@@ -64,7 +64,7 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  * create index "articles_slug_idx" on "articles" ("slug")
  * -- the row counts' triggers of a table without them, then its counts (row-counts.ts):
  * create trigger "content_api_row_counts_insert" after insert on "articles" referencing new table as new_rows ...
- * insert into "content_api_row_counts" (...) select 'articles', "published_at" is not null, "locale", count(*) from "articles" group by 2, 3
+ * insert into "content_api_row_counts" (...) select 'articles', "published_at" is not null, coalesce("locale", ''), count(*) from "articles" group by 2, 3
  * commit
  * ```
  *
