@@ -16,7 +16,7 @@ import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './
 import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
-import { syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { countedTables, syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { gracefulShutdown } from './shutdown.js'
 import { serverOptionsInUse } from './server/server-options.js'
 import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
@@ -70,14 +70,19 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   })
 
   let schemaPlan: SchemaSyncResult
+  let rowCounts: ReadonlySet<string>
   try {
-    schemaPlan = await handle.admin(async (db) => await syncSchema(db, registry, options.schemaSync, app.log))
+    // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
+    [schemaPlan, rowCounts] = await handle.admin(async (db) => {
+      const plan = await syncSchema(db, registry, options.schemaSync, app.log)
+      return [plan, await countedTables(db, registry)] as const
+    })
   } catch (err) {
     await handle.close()
     throw err
   }
 
-  const context = { db: handle.db, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: options.query, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { db: handle.db, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {

@@ -9,6 +9,7 @@ import { projection } from './projection.js'
 import { rowBudget, withinBudget, type RowBudget } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
+import { countRows } from './row-count.js'
 
 export interface FindSpec extends DocumentScope {
   fields: readonly Field[] | null
@@ -32,8 +33,14 @@ export interface ReadRow { data: string, rows?: number }
 export interface PageRow extends ReadRow { total: number | null }
 type Read<O> = SelectQueryBuilder<any, any, O>
 
-/** Compiler settings that come from the plugin's options, not from the request. */
-export type CompileOptions = FilterCompileOptions
+/** Compiler settings that come from the plugin's options and the database, not from the request. */
+export interface CompileOptions extends FilterCompileOptions {
+  /**
+   * The content-type tables whose row counts triggers keep (lib/schema/row-counts.ts), read at
+   * start: an unfiltered total of theirs is a sum of counts, not a scan. Absent: none.
+   */
+  rowCounts?: ReadonlySet<string>
+}
 
 export interface PageSpec extends FindSpec {
   pagination: Pagination
@@ -122,7 +129,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
   const { start, limit, withCount } = spec.pagination
   const page = pageRows(db, model, spec, { start, limit }, options)
   const data = pageJson(model, spec, options)
-  const count = scopedRows(db, model, spec, options).select(sql<number>`count(*)::int`.as('count'))
+  const count = compileCount(db, model, spec, options)
   const total = withCount
     ? sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
     : sql<number | null>`null::int`
@@ -200,9 +207,20 @@ export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindS
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data')) as Read<ReadRow>
 }
 
-/** `select count(*)::int from <table> as t where <scope> and <filters>`. */
+/**
+ * The number of documents' rows in scope: `select count(*)::int from <table> as t where <scope>
+ * and <filters>`, or, when the table's row counts are kept and the count needs no row (no
+ * filters, which row-level permissions are part of, and no locale fallbacks), their sum
+ * (row-count.ts):
+ *
+ * ```sql
+ * select coalesce(sum(c.n), 0)::int as "count" from "content_api_row_counts" as c
+ * where c.table_name = $1 and c.published = $2 and c.locale = $3
+ * ```
+ */
 export function compileCount (db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions) {
-  return scopedRows(db, model, scope, options).select(sql<number>`count(*)::int`.as('count'))
+  return countRows(db, model, scope, options.rowCounts) ??
+    scopedRows(db, model, scope, options).select(sql<number>`count(*)::int`.as('count'))
 }
 
 /**

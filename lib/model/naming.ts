@@ -37,3 +37,9 @@ export const versionIndexName = (table: string, columns: readonly string[]): str
 export function quoteIdent (name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
+
+/**
+ * The library's own table of row counts per content-type table, draft or published state and
+ * locale, kept by triggers (lib/schema/row-counts.ts) and read for `meta.pagination.total`.
+ */
+export const ROW_COUNTS_TABLE = 'content_api_row_counts'

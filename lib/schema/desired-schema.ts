@@ -3,6 +3,7 @@ import { ConfigurationError } from '../errors.js'
 import { FILE_UID, MEDIA_LINK_TABLE } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { columnType } from '../model/column-types.js'
+import { rowCountsTable } from './row-counts.js'
 
 /**
  * The tables the models need, as plain data. Schema sync compares these specs with what the
@@ -265,8 +266,8 @@ function checkNames (tables: readonly TableSpec[]): void {
 
 /**
  * What the models need: one table per content type (the built-in file type first), one per
- * component, then the link tables of relations, the component join tables and the media link
- * table, in that order (the order `create table` statements are planned in). Throws a `ConfigurationError` when two
+ * component, then the link tables of relations, the component join tables, the media link
+ * table and the row counts (row-counts.ts), in that order (the order `create table` statements are planned in). Throws a `ConfigurationError` when two
  * tables or indexes would get the same name.
  */
 export function desiredSchema (registry: Registry): TableSpec[] {
@@ -275,7 +276,8 @@ export function desiredSchema (registry: Registry): TableSpec[] {
     ...[...registry.components.values()].map(componentTable),
     ...linkTables(registry),
     ...componentJoinTables(registry),
-    mediaLinkTable(registry)
+    mediaLinkTable(registry),
+    rowCountsTable
   ]
   checkNames(tables)
   return tables

@@ -8,3 +8,4 @@ export type { TableSpec, ColumnSpec, IndexSpec, ForeignKeySpec } from './desired
 export { introspectSchema } from './introspect.js'
 export type { CurrentSchema, CurrentTable, CurrentColumn, CurrentIndex } from './introspect.js'
 export { schemaLockKey } from './lock.js'
+export { countedTables } from './row-counts.js'

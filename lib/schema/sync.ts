@@ -6,6 +6,7 @@ import { diffSchema, type SchemaPlan } from './diff.js'
 import { describeDuplicates, findDuplicates } from './duplicates.js'
 import { introspectSchema } from './introspect.js'
 import { lockSchema } from './lock.js'
+import { introspectRowCounts, planRowCounts } from './row-counts.js'
 
 export type { DestructiveChange, SchemaPlan } from './diff.js'
 
@@ -35,6 +36,11 @@ function warnDestructive (plan: SchemaPlan, log: SchemaSyncLogger | undefined): 
   )
 }
 
+/** The row counts' function, triggers and fills run last, once every table and column exists. */
+function withRowCounts (plan: SchemaPlan, counts: string[]): SchemaPlan {
+  return counts.length === 0 ? plan : { ...plan, statements: [...plan.statements, ...counts] }
+}
+
 async function run (trx: Kysely<any>, statement: string): Promise<void> {
   try {
     await sql.raw(statement).execute(trx)
@@ -56,6 +62,9 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  * create table "articles" (...)
  * alter table "articles" add column "views" integer
  * create index "articles_slug_idx" on "articles" ("slug")
+ * -- the row counts' triggers of a table without them, then its counts (row-counts.ts):
+ * create trigger "content_api_row_counts_insert" after insert on "articles" referencing new table as new_rows ...
+ * insert into "content_api_row_counts" (...) select 'articles', "published_at" is not null, coalesce("locale", ''), count(*) from "articles" group by 2, 3
  * commit
  * ```
  *
@@ -84,7 +93,7 @@ export async function syncSchema (
 
   if (options.mode === 'dryRun') {
     const current = await introspectSchema(db)
-    const plan = diffSchema(desired, current)
+    const plan = withRowCounts(diffSchema(desired, current), planRowCounts(registry, await introspectRowCounts(db)))
     log?.info({ statements: plan.statements, destructive: plan.destructive },
       `Schema sync dry run: ${plan.statements.length} statement(s) and ${plan.destructive.length} destructive change(s) planned`)
     const duplicates = await findDuplicates(db, desired, current)
@@ -99,7 +108,7 @@ export async function syncSchema (
     await sql`set local statement_timeout = 0`.execute(trx)
     await lockSchema(trx)
     const current = await introspectSchema(trx)
-    const plan = diffSchema(desired, current)
+    const plan = withRowCounts(diffSchema(desired, current), planRowCounts(registry, await introspectRowCounts(trx)))
     // Rows that repeat the key of a unique index to add: refuse before changing anything.
     const duplicates = await findDuplicates(trx, desired, current)
     if (duplicates.length > 0) throw new SchemaSyncError(`${describeDuplicates(duplicates)} Nothing was changed.`)

@@ -17,13 +17,13 @@ const byName = (name: string): TableSpec => {
 }
 const columnsOf = (spec: TableSpec): Record<string, string> => Object.fromEntries(spec.columns.map((c) => [c.name, c.type]))
 
-t.test('one table per content type (the built-in file type first), one per component, then link tables', async (t) => {
+t.test('one table per content type (the built-in file type first), one per component, then link tables and the row counts', async (t) => {
   t.same(specs.map((s) => s.name), [
     // the built-in content types first: the upload file and users-and-permissions
     'files', 'up_users', 'up_roles', 'up_permissions', 'strapi_api_tokens',
     'kitchen_sinks', 'articles', 'homepages', 'components_shared_seos',
-    // then relation link tables, then the media link table
-    'up_users_role_lnk', 'up_permissions_role_lnk', 'files_related_mph'
+    // then relation link tables, then the media link table, then the row counts
+    'up_users_role_lnk', 'up_permissions_role_lnk', 'files_related_mph', 'content_api_row_counts'
   ])
 })
 

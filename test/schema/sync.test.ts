@@ -4,11 +4,12 @@ import { createRegistry } from '../../lib/model/registry.js'
 import type { ContentTypeSchema } from '../../lib/model/types.js'
 import { syncSchema, type SchemaSyncOptions } from '../../lib/schema/sync.js'
 import { lockSchema, schemaLockKey } from '../../lib/schema/lock.js'
+import { countTriggers } from '../../lib/schema/row-counts.js'
 import { createTestDatabase, dialectName } from '../helpers/database.js'
 import { article, components, everyType, homepage } from './models.js'
 
-/** Tables every registry has: the built-in upload file type and the media link table. */
-const BUILT_IN = ['files', 'files_related_mph']
+/** Tables every registry has: the row counts, the built-in upload file type and the media link table. */
+const BUILT_IN = ['content_api_row_counts', 'files', 'files_related_mph']
 /** ...and those of users and permissions, which sort after the models' tables. */
 const AUTH = ['strapi_api_tokens', 'up_permissions', 'up_permissions_role_lnk', 'up_roles', 'up_users', 'up_users_role_lnk']
 
@@ -215,7 +216,7 @@ t.test('dryRun returns the SQL and creates nothing', async (t) => {
   const plan = await sync(tdb.db, [article(), homepage], { mode: 'dryRun', allowDestructive: false }, log.log)
   t.equal(plan.applied, false)
   // The built-in tables (files, users and permissions) are planned too; the models' own are below.
-  const own = plan.statements.filter((statement) => !/"(files|files_related_mph|up_\w+|strapi_api_tokens)"/.test(statement))
+  const own = plan.statements.filter((statement) => !/"(files|files_related_mph|up_\w+|strapi_api_tokens|content_api_\w+)"/.test(statement))
   t.ok(plan.statements.length - own.length > 0, 'the built-in tables are planned too')
   t.same(own, [
     'create table "articles" ("id" serial primary key, "document_id" varchar(255) not null, "title" varchar(255), ' +
@@ -230,6 +231,8 @@ t.test('dryRun returns the SQL and creates nothing', async (t) => {
     'create index "articles_slug_idx" on "articles" ("slug")',
     'create unique index "homepages_document_id_version_unique" on "homepages" ("document_id", ("published_at" is null))'
   ])
+  t.ok(plan.statements.some((statement) => statement.startsWith('create trigger "content_api_row_counts_insert" after insert on "articles"')),
+    'the row counts\' triggers are planned')
   t.same(await tables(tdb.db), [], 'nothing was created')
   t.equal(log.info.length, 1, 'the plan is logged')
 
@@ -439,7 +442,10 @@ t.test('turning i18n on swaps the version index for its localized form', async (
   t.same(plan.statements, [
     'alter table "articles" add column "locale" varchar(255)',
     'create unique index "articles_document_id_locale_version_unique" on "articles" ("document_id", "locale", ("published_at" is null))',
-    'drop index "articles_document_id_version_unique"'
+    'drop index "articles_document_id_version_unique"',
+    // The triggers of the other form (the locale is now counted), and the counts again.
+    ...['insert', 'update', 'delete', 'truncate'].map((event) => `drop trigger "content_api_row_counts_${event}" on "articles"`),
+    ...countTriggers(createRegistry([article()], components).get('api::article.article')!, new Set())
   ])
   await sql`update articles set locale = 'en'`.execute(tdb.db)
   await sql`insert into articles (document_id, title, locale) values ('a', 'A', 'fr')`.execute(tdb.db)
