@@ -9,8 +9,8 @@ import type { QueryTree } from '../query/index.js'
 import { treeKey } from '../query/tree-key.js'
 import { withinRows } from './within-rows.js'
 
-/** What the reader needs of the service's context: the database, the compiler's options, the statement cache, the named statements. */
-export type ReaderContext = Pick<ServiceContext, 'db' | 'compile' | 'queries' | 'prepared'>
+/** What the reader needs of the service's context: the database (and where reads run), the compiler's options, the statement cache, the named statements. */
+export type ReaderContext = Pick<ServiceContext, 'db' | 'reads' | 'compile' | 'queries' | 'prepared'>
 
 /**
  * What a read takes of a tree: the page `tree.pagination` names (with its total when counted), a
@@ -57,8 +57,9 @@ export class DocumentReader {
   async read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
     const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
     const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
-    const { db } = this.#ctx
-    const row = await withinRows(db, read.probe, options.maxRows, async () => (await db.executeQuery(read.query)).rows[0])
+    // Outside any transaction: on the plugin's own pool, straight on the pool (lib/db/pool.ts).
+    const { reads } = this.#ctx
+    const row = await withinRows(reads, read.probe, options.maxRows, async () => (await reads.executeQuery(read.query)).rows[0])
     // A missing document is no row, or (a row budget checked inline) a row whose data is null.
     return { data: row?.data ?? null, total: row?.total ?? null }
   }
