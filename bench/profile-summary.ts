@@ -43,6 +43,7 @@ const file = newest(path)
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
 const requests = requestsArg === undefined ? 0 : Number(requestsArg)
 const top = topArg === undefined ? 40 : Number(topArg)
+const only = process.env.ONLY
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]))
 const self = new Map<number, number>()
@@ -58,7 +59,7 @@ for (const [id, us] of self) {
   total += us
   const where = fileOf(callFrame.url, callFrame.functionName)
   const fn = `${callFrame.functionName === '' ? '(anonymous)' : callFrame.functionName} ${where}:${callFrame.lineNumber + 1}`
-  byFunction.set(fn, (byFunction.get(fn) ?? 0) + us)
+  if (only === undefined || where.includes(only)) byFunction.set(fn, (byFunction.get(fn) ?? 0) + us)
   byFile.set(where, (byFile.get(where) ?? 0) + us)
 }
 

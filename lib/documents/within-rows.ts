@@ -15,6 +15,11 @@ export async function withinRows<R extends { rows?: number } | undefined> (
   if (max === undefined) return await read()
   if (probe !== null && (await db.executeQuery(probe)).rows[0].n > max) throw tooManyRows(max)
   const row = await read()
-  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+  checkRows(row, max)
   return row
+}
+
+/** Refuses a read's row past `max` when the read counted its rows inline (it rendered nothing then). */
+export function checkRows (row: { rows?: number } | undefined, max: number): void {
+  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
 }
