@@ -11,8 +11,14 @@ import { join } from 'node:path'
  * npx tsx bench/profile-summary.ts bench/results/profiles/baseline [requests] [top]
  * ```
  *
- * A directory stands for its newest `.cpuprofile`. Files are grouped by package (`node_modules/<name>`)
- * or by path under `lib/`; `(garbage collector)`, `(program)` and `(idle)` are kept apart.
+ * A directory stands for the newest process's main-thread profile (tsx's loader thread writes a
+ * second, smaller one). Files are grouped by package (`node_modules/<name>`) or by path under
+ * `lib/`; `(garbage collector)`, `(program)` and `(idle)` are kept apart. `ONLY=<text>` lists only
+ * the functions of files whose name contains it (`ONLY=lib/`, `ONLY=fastify`).
+ *
+ * The samples are wall-clock: on a loaded machine a function's time includes the moments the
+ * process was descheduled in it (socket `writev` most of all), and startup is included; compare
+ * ours with the floor's in the same run, or profile one measured window with the inspector.
  */
 
 interface Node { id: number, callFrame: { functionName: string, url: string, lineNumber: number }, children?: number[] }
@@ -22,7 +28,10 @@ function newest (path: string): string {
   if (!statSync(path).isDirectory()) return path
   const files = readdirSync(path).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(path, f))
   if (files.length === 0) throw new Error(`no .cpuprofile in ${path}`)
-  return files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+  // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile: the newest process, its largest profile.
+  const process = (file: string): string => file.split('.').at(-4) ?? file
+  const last = process(files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0])
+  return files.filter((f) => process(f) === last).sort((a, b) => statSync(b).size - statSync(a).size)[0]
 }
 
 function fileOf (url: string, name: string): string {
