@@ -220,7 +220,8 @@ interface Statements {
 class ReadDeadlines {
   readonly #ms: number
   readonly #tick: number
-  readonly #running = new Map<pg.PoolClient, number>()
+  /** Deadlines of the statements in flight, per client (several when statements are queued on one, which pg runs in order). */
+  readonly #running = new Map<pg.PoolClient, number | number[]>()
   readonly #expired = new WeakSet<pg.PoolClient>()
   #timer: NodeJS.Timeout | null = null
 
@@ -231,7 +232,11 @@ class ReadDeadlines {
   }
 
   start (client: pg.PoolClient): void {
-    this.#running.set(client, Date.now() + this.#ms)
+    const deadline = Date.now() + this.#ms
+    const running = this.#running.get(client)
+    if (running === undefined) this.#running.set(client, deadline)
+    else if (typeof running === 'number') this.#running.set(client, [running, deadline])
+    else running.push(deadline)
     if (this.#timer === null) {
       this.#timer = setInterval(() => { this.#sweep() }, this.#tick)
       this.#timer.unref()
@@ -240,7 +245,13 @@ class ReadDeadlines {
 
   /** Whether the client's statement passed its deadline (its connection is then destroyed). */
   finish (client: pg.PoolClient): boolean {
-    this.#running.delete(client)
+    const running = this.#running.get(client)
+    if (typeof running === 'object') {
+      running.shift()
+      if (running.length === 1) this.#running.set(client, running[0])
+    } else {
+      this.#running.delete(client)
+    }
     if (!this.#expired.has(client)) return false
     this.#expired.delete(client)
     return true
@@ -248,8 +259,9 @@ class ReadDeadlines {
 
   #sweep (): void {
     const now = Date.now()
-    for (const [client, deadline] of this.#running) {
-      if (deadline > now) continue
+    for (const [client, running] of this.#running) {
+      // pg answers a client's statements in order: the first one's deadline is the nearest.
+      if ((typeof running === 'number' ? running : running[0]) > now) continue
       this.#running.delete(client)
       this.#expired.add(client)
       client.connection.stream.destroy()
