@@ -210,9 +210,10 @@ interface Statements {
 /**
  * The client-side read timeout (`query_timeout`: `statementTimeoutMs` + 1 s), kept by the pool
  * rather than by pg. pg arms a timer per query whose callback holds the query, and through it its
- * answer: those timers (`Timeout` objects, which V8 soon allocates in the old generation) keep
- * each answer alive through scavenges, so every answer is promoted and freed only by a
- * mark-compact (2-3 MB per scavenge at `-c 10` on a page of 25 documents). Here the statements in
+ * answer; measured with `--trace-gc-nvp`, with pg's timer every answer survived scavenges and was
+ * promoted to the old generation, freed only by a mark-compact (2-3 MB per scavenge at `-c 10` on
+ * a page of 25 documents; without it, a few KB). Why the timers keep answers that long was not
+ * established (V8 allocating `Timeout` objects in the old generation is a guess). Here the statements in
  * flight are a map from client to deadline, swept by one timer while any runs: the answer is
  * referenced by nothing long-lived. A statement past its deadline has its connection destroyed;
  * pg then fails it, and `run` answers pg's `Query read timeout`, as pg did.
