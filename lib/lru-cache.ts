@@ -10,11 +10,15 @@ export class LruCache<K, V> {
 
   constructor (max: number) { this.#max = max }
 
+  /** The most recently used key: a hit on it moves nothing (most hits, when one request repeats). */
+  #newest: K | undefined = undefined
+
   get (key: K): V | undefined {
     const value = this.#map.get(key)
-    if (value !== undefined) {
+    if (value !== undefined && key !== this.#newest) {
       this.#map.delete(key)
       this.#map.set(key, value)
+      this.#newest = key
     }
     return value
   }
@@ -22,10 +26,14 @@ export class LruCache<K, V> {
   set (key: K, value: V): void {
     this.#map.delete(key)
     this.#map.set(key, value)
+    this.#newest = key
     if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value as K)
   }
 
-  clear (): void { this.#map.clear() }
+  clear (): void {
+    this.#map.clear()
+    this.#newest = undefined
+  }
 
   get size (): number { return this.#map.size }
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { ServiceUnavailableError } from './errors.js'
 
 export interface ShutdownOptions {
@@ -40,26 +40,33 @@ export function gracefulShutdown (app: FastifyInstance, options: ShutdownOptions
     if (inFlight === 0 && drained !== null) drained()
   }
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // These three run on every request of the app: callback hooks, so that an open server pays no
+  // promise for them (an async hook costs Fastify a promise and its continuations).
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (closing && options.isContentRequest(request)) {
       const error = new ServiceUnavailableError()
-      return await reply.code(503).header('retry-after', String(error.retryAfter)).header('connection', 'close')
+      // Sent here, the request goes no further (Fastify ends the hook chain on a sent reply).
+      reply.code(503).header('retry-after', String(error.retryAfter)).header('connection', 'close')
         .type('application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()))
+      return
     }
     inFlight++
     // 'close' follows the response, or a connection lost before it: each request once.
     reply.raw.once('close', finished)
+    done()
   })
 
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     // HTTP/2 has no Connection header: its sessions are closed by Fastify.
     if (closing && reply.request.raw.httpVersionMajor === 1) reply.header('connection', 'close')
+    done(null, payload)
   })
 
-  app.addHook('onResponse', async () => {
+  app.addHook('onResponse', (_request, _reply, done) => {
     // A response whose headers left before close began kept its connection alive; once it is
     // idle, it is closed rather than left to time out.
     if (closing) setImmediate(() => { app.server.closeIdleConnections() })
+    done()
   })
 
   const begin = (): void => {

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely'
 import type { PGlite } from '@electric-sql/pglite'
 import type pg from 'pg'
 import { PGliteDialect } from './pglite-dialect.js'
@@ -22,8 +22,19 @@ export type DatabaseOption =
   | EmbeddedOptions
   | undefined
 
+/** What runs a compiled statement outside any transaction: a Kysely instance, or the plugin's pool itself. */
+export interface QueryRunner {
+  executeQuery<R> (query: CompiledQuery<R>): Promise<QueryResult<R>>
+}
+
 export interface DatabaseHandle {
   readonly db: Kysely<any>
+  /**
+   * Where the reads the document service caches run (lib/documents/reader.ts): on the plugin's
+   * own pool, that pool directly (`ContentApiPool.executeQuery`: no Kysely, pg's callback form);
+   * otherwise `db`.
+   */
+  readonly reads: QueryRunner
   readonly dialect: 'postgres' | 'pglite' | 'external'
   /**
    * The texts the plugin's pool sends as named statements, to which the reader adds the reads it
@@ -65,6 +76,7 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
+    reads: pool,
     dialect: 'postgres',
     prepared,
     async admin (fn) {
@@ -87,7 +99,7 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
  * a connection string; a Kysely or a PGlite given is used as it is.
  */
 export function connect (option: DatabaseOption, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  if (isKysely(option)) return { db: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
+  if (isKysely(option)) return { db: option, reads: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
   if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
   if (typeof option === 'object' && 'connectionString' in option) {
     // `max` is `pool.size` now (options.ts resolves it); anything else given is kept, as before.
@@ -96,7 +108,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   }
   if (typeof option === 'object' && 'pglite' in option) {
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
-    return { db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
+    return { db, reads: db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const embedded: EmbeddedOptions = option ?? {}
   let created: PGlite | null = null
@@ -105,6 +117,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   })
   return {
     db,
+    reads: db,
     dialect: 'pglite',
     prepared: null,
     admin: async (fn) => await fn(db),

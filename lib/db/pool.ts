@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
+import type { CompiledQuery, PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult, QueryResult } from 'kysely'
 import type { PreparedStatements } from './prepared-statements.js'
 
 /** The `pool` options, resolved (docs/options.md#pool). */
@@ -94,12 +94,14 @@ export class ContentApiPool implements PostgresPool {
   readonly #wrappers = new WeakMap<pg.PoolClient, PoolClient>()
 
   readonly #log: PoolLogger
-  readonly #prepared: PreparedStatements | null
+  readonly #statements: Statements
 
   constructor (config: pg.PoolConfig, log: PoolLogger, prepared: PreparedStatements | null = null) {
     this.#log = log
-    this.#prepared = prepared
-    this.#pool = new pg.Pool(config)
+    // The read timeout is kept here rather than given to pg (see ReadDeadlines).
+    const { query_timeout: readTimeoutMs, ...pgConfig } = config
+    this.#statements = { prepared, deadlines: readTimeoutMs === undefined || readTimeoutMs <= 0 ? null : new ReadDeadlines(readTimeoutMs) }
+    this.#pool = new pg.Pool(pgConfig)
     this.#pool.on('connect', (client) => {
       client.on('error', (err) => { log.warn({ err }, 'fastify-content-api: a database connection failed; it is discarded') })
     })
@@ -112,10 +114,42 @@ export class ContentApiPool implements PostgresPool {
     this.#checkedOut.add(client)
     let wrapper = this.#wrappers.get(client)
     if (wrapper === undefined) {
-      wrapper = new PoolClient(client, this.#checkedOut, this.#prepared)
+      wrapper = new PoolClient(client, this.#checkedOut, this.#statements)
       this.#wrappers.set(client, wrapper)
     }
     return wrapper
+  }
+
+  /**
+   * One statement outside any transaction, on a connection taken for it and released as soon as
+   * it answers, in callbacks as `pg.Pool.query` does (no promise of pg's, no Kysely): the path of
+   * the reads the document service caches (lib/documents/reader.ts), which are most requests.
+   * Every guarantee of `connect()` holds: the connection counts as checked out (`abandon()` cuts
+   * it), a read timeout destroys it, the statement runs named when `prepared` names it.
+   */
+  executeQuery<R> (query: CompiledQuery<R>): Promise<QueryResult<R>> {
+    return new Promise((resolve, reject) => {
+      this.#pool.connect((err, client, release) => {
+        if (err !== null && err !== undefined) {
+          reject(err)
+          return
+        }
+        this.#checkedOut.add(client!)
+        const answered = (err: Error | null, result: pg.QueryResult | undefined): void => {
+          this.#checkedOut.delete(client!)
+          // With the read timeout's error pg-pool ends the client (its connection is destroyed);
+          // any other error leaves the connection usable, as through `connect()`.
+          release(err !== null && err.message === READ_TIMEOUT ? err : undefined)
+          if (err === null) resolve({ rows: result!.rows as R[] })
+          else reject(err)
+        }
+        try {
+          run(client!, this.#statements, query.sql, query.parameters, answered)
+        } catch (err) {
+          answered(err as Error, undefined)
+        }
+      })
+    })
   }
 
   /** Resolves once every checked-out client is released; idle ones are closed at once. */
@@ -134,30 +168,28 @@ export class ContentApiPool implements PostgresPool {
 class PoolClient implements PostgresPoolClient {
   readonly #client: pg.PoolClient
   readonly #checkedOut: Set<pg.PoolClient>
-  readonly #prepared: PreparedStatements | null
+  readonly #statements: Statements
   #lost: Error | undefined
 
-  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>, prepared: PreparedStatements | null) {
+  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>, statements: Statements) {
     this.#client = client
     this.#checkedOut = checkedOut
-    this.#prepared = prepared
+    this.#statements = statements
   }
 
   query<R> (sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
   query<R> (cursor: PostgresCursor<R>): PostgresCursor<R>
   query<R> (query: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof query !== 'string') return this.#client.query(query as any) as unknown as PostgresCursor<R>
-    // pg parses a named statement once per connection (its cache goes with the connection) and
-    // only binds and executes it afterwards.
-    const name = this.#prepared?.nameOf(query)
-    const values = parameters as unknown[]
-    const running = name === undefined ? this.#client.query(query, values) : this.#client.query({ name, text: query, values })
-    return (running as unknown as Promise<PostgresQueryResult<R>>).catch((err: Error) => {
-      if (err.message === READ_TIMEOUT && this.#lost === undefined) {
-        this.#lost = err
-        this.#client.connection.stream.destroy()
-      }
-      throw err
+    return new Promise<PostgresQueryResult<R>>((resolve, reject) => {
+      run(this.#client, this.#statements, query, parameters ?? [], (err, result) => {
+        if (err === null) {
+          resolve(result as unknown as PostgresQueryResult<R>)
+          return
+        }
+        if (err.message === READ_TIMEOUT && this.#lost === undefined) this.#lost = err
+        reject(err)
+      })
     })
   }
 
@@ -169,4 +201,110 @@ class PoolClient implements PostgresPoolClient {
     // too, but a destroyed socket is only noticed on a later tick).
     this.#client.release(lost)
   }
+}
+
+/** What every statement of a pool runs with: the texts sent named, and the read timeout. */
+interface Statements {
+  prepared: PreparedStatements | null
+  deadlines: ReadDeadlines | null
+}
+
+/**
+ * The client-side read timeout (`query_timeout`: `statementTimeoutMs` + 1 s), kept by the pool
+ * rather than by pg. pg arms a timer per query whose callback holds the query, and through it its
+ * answer; measured with `--trace-gc-nvp`, with pg's timer every answer survived scavenges and was
+ * promoted to the old generation, freed only by a mark-compact (2-3 MB per scavenge at `-c 10` on
+ * a page of 25 documents; without it, a few KB). Why the timers keep answers that long was not
+ * established (V8 allocating `Timeout` objects in the old generation is a guess). Here the statements in
+ * flight are a map from client to deadline, swept by one timer while any runs: the answer is
+ * referenced by nothing long-lived. A statement past its deadline has its connection destroyed;
+ * pg then fails it, and `run` answers pg's `Query read timeout`, as pg did.
+ */
+class ReadDeadlines {
+  readonly #ms: number
+  readonly #tick: number
+  /** Deadlines of the statements in flight, per client (several when statements are queued on one, which pg runs in order). */
+  readonly #running = new Map<pg.PoolClient, number | number[]>()
+  readonly #expired = new WeakSet<pg.PoolClient>()
+  #timer: NodeJS.Timeout | null = null
+
+  constructor (ms: number) {
+    this.#ms = ms
+    // A bound of 5 s is enforced within 250 ms; a shorter one within a tenth of itself.
+    this.#tick = Math.max(10, Math.min(250, Math.floor(ms / 10)))
+  }
+
+  start (client: pg.PoolClient): void {
+    const deadline = Date.now() + this.#ms
+    const running = this.#running.get(client)
+    if (running === undefined) this.#running.set(client, deadline)
+    else if (typeof running === 'number') this.#running.set(client, [running, deadline])
+    else running.push(deadline)
+    if (this.#timer === null) {
+      this.#timer = setInterval(() => { this.#sweep() }, this.#tick)
+      this.#timer.unref()
+    }
+  }
+
+  /** Whether the client's statement passed its deadline (its connection is then destroyed). */
+  finish (client: pg.PoolClient): boolean {
+    const running = this.#running.get(client)
+    if (typeof running === 'object') {
+      running.shift()
+      if (running.length === 1) this.#running.set(client, running[0])
+    } else {
+      this.#running.delete(client)
+    }
+    if (!this.#expired.has(client)) return false
+    this.#expired.delete(client)
+    return true
+  }
+
+  #sweep (): void {
+    const now = Date.now()
+    for (const [client, running] of this.#running) {
+      // pg answers a client's statements in order: the first one's deadline is the nearest.
+      if ((typeof running === 'number' ? running : running[0]) > now) continue
+      this.#running.delete(client)
+      this.#expired.add(client)
+      client.connection.stream.destroy()
+    }
+    if (this.#running.size === 0 && this.#timer !== null) {
+      clearInterval(this.#timer)
+      this.#timer = null
+    }
+  }
+}
+
+/**
+ * Runs one statement on `client`: named when `prepared` names its text (pg parses a named
+ * statement once per connection, its cache going with the connection, and only binds and
+ * executes it afterwards), else unnamed; under the read timeout when the pool has one. A client
+ * whose statement passed it has had its connection destroyed (the statement was still in flight
+ * there), so that releasing it with the error ends it.
+ *
+ * pg's callback form, not the promise pg returns without one: through that promise each answer
+ * outlives its request by a few scavenges and is promoted to the old generation (bench/pg-gc.ts),
+ * as through pg's `query_timeout` (see ReadDeadlines); through a callback it dies young, as under
+ * `pg.Pool.query`.
+ */
+function run (
+  client: pg.PoolClient, statements: Statements, sql: string, parameters: ReadonlyArray<unknown>,
+  done: (err: Error | null, result: pg.QueryResult | undefined) => void
+): void {
+  const name = statements.prepared?.nameOf(sql)
+  const values = parameters as unknown[]
+  const { deadlines } = statements
+  deadlines?.start(client)
+  client.query(name === undefined ? { text: sql, values } : { name, text: sql, values }, (err: Error | null | undefined, result: pg.QueryResult) => {
+    if (deadlines?.finish(client) === true) err = new Error(READ_TIMEOUT)
+    if (err === null || err === undefined) {
+      done(null, result)
+      return
+    }
+    if (err.message === READ_TIMEOUT) client.connection.stream.destroy()
+    // The stack of the caller, not of pg's socket callback (as pg's promise form does).
+    Error.captureStackTrace(err)
+    done(err, undefined)
+  })
 }

@@ -7,10 +7,10 @@ import {
 import type { ContentType } from '../model/registry.js'
 import type { QueryTree } from '../query/index.js'
 import { treeKey } from '../query/tree-key.js'
-import { withinRows } from './within-rows.js'
+import { checkRows, withinRows } from './within-rows.js'
 
-/** What the reader needs of the service's context: the database, the compiler's options, the statement cache, the named statements. */
-export type ReaderContext = Pick<ServiceContext, 'db' | 'compile' | 'queries' | 'prepared'>
+/** What the reader needs of the service's context: the database (and where reads run), the compiler's options, the statement cache, the named statements. */
+export type ReaderContext = Pick<ServiceContext, 'db' | 'reads' | 'compile' | 'queries' | 'prepared'>
 
 /**
  * What a read takes of a tree: the page `tree.pagination` names (with its total when counted), a
@@ -54,13 +54,21 @@ export class DocumentReader {
     this.#ctx = ctx
   }
 
-  async read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
+  read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
     const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
     const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
-    const { db } = this.#ctx
-    const row = await withinRows(db, read.probe, options.maxRows, async () => (await db.executeQuery(read.query)).rows[0])
-    // A missing document is no row, or (a row budget checked inline) a row whose data is null.
-    return { data: row?.data ?? null, total: row?.total ?? null }
+    // Outside any transaction: on the plugin's own pool, straight on the pool (lib/db/pool.ts).
+    const { reads } = this.#ctx
+    const { maxRows } = options
+    if (read.probe !== null && maxRows !== undefined) {
+      return withinRows(reads, read.probe, maxRows, async () => (await reads.executeQuery(read.query)).rows[0]).then(readRow)
+    }
+    // One statement (most reads): one promise, no async frames, as reads are most requests.
+    return reads.executeQuery(read.query).then((result) => {
+      const row = result.rows[0]
+      if (maxRows !== undefined) checkRows(row, maxRows)
+      return readRow(row)
+    })
   }
 
   /** `select count(*)::int from <table> as t where <scope and filters>`. */
@@ -127,6 +135,11 @@ export async function readInTransaction (
   const probe = compileRowProbe(trx, model, spec, { documentId }, compile)?.compile() ?? null
   const row = await withinRows(trx, probe, spec.maxRows, async () => await compileFindOne(trx, model, spec, documentId, compile).executeTakeFirst())
   return row?.data ?? null
+}
+
+/** A missing document is no row, or (a row budget checked inline) a row whose data is null. */
+function readRow (row: { data: string | null, total?: number | null } | undefined): ReadRow {
+  return { data: row?.data ?? null, total: row?.total ?? null }
 }
 
 /**

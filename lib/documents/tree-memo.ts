@@ -19,16 +19,27 @@ export class TreeMemo<T> {
   }
 
   get (owner: object, key: string, build: () => T): T {
+    let value = this.find(owner, key)
+    if (value === undefined) {
+      value = build()
+      this.add(owner, key, value)
+    }
+    return value
+  }
+
+  /** The value kept for `key`, if any (`get` without a `build` closure, for the hottest paths). */
+  find (owner: object, key: string): T | undefined {
+    return this.#groups.get(owner)?.get(key)
+  }
+
+  /** Keeps `value` for `key`, and returns it. */
+  add (owner: object, key: string, value: T): T {
     let group = this.#groups.get(owner)
     if (group === undefined) {
       group = new LruCache(this.#max)
       this.#groups.set(owner, group)
     }
-    let value = group.get(key)
-    if (value === undefined) {
-      value = build()
-      group.set(key, value)
-    }
+    group.set(key, value)
     return value
   }
 }

@@ -2,6 +2,7 @@ import type { CompiledQuery, Kysely } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
 import type { LruCache } from '../lru-cache.js'
 import type { PreparedStatements } from '../db/prepared-statements.js'
+import type { QueryRunner } from '../db/connect.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
@@ -72,6 +73,8 @@ export interface WriteParams {
 
 export interface ServiceContext {
   db: Kysely<any>
+  /** Where cached reads run, outside any transaction: `db`, or the plugin's pool directly (lib/db/connect.ts). */
+  reads: QueryRunner
   /** Compiled reads by content type, query-tree shape (lib/query/tree-key.ts) and what is read of the tree (reader.ts). */
   queries: LruCache<string, CachedRead>
   /** Where the reads kept in `queries` are marked to run as named statements; null: all run unnamed. */

@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely } from 'kysely'
+import type { CompiledQuery } from 'kysely'
+import type { QueryRunner } from '../db/connect.js'
 import { overLimit } from '../query/index.js'
 
 const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The response would have more than ${max} rows, populated rows included`)
@@ -9,11 +10,16 @@ const tooManyRows = (max: number): Error => overLimit('maxRows', max, `The respo
  * counted its rows inline (it rendered nothing then). Without `max`, just the read.
  */
 export async function withinRows<R extends { rows?: number } | undefined> (
-  db: Kysely<any>, probe: CompiledQuery<{ n: number }> | null, max: number | undefined, read: () => Promise<R>
+  db: QueryRunner, probe: CompiledQuery<{ n: number }> | null, max: number | undefined, read: () => Promise<R>
 ): Promise<R> {
   if (max === undefined) return await read()
   if (probe !== null && (await db.executeQuery(probe)).rows[0].n > max) throw tooManyRows(max)
   const row = await read()
-  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
+  checkRows(row, max)
   return row
+}
+
+/** Refuses a read's row past `max` when the read counted its rows inline (it rendered nothing then). */
+export function checkRows (row: { rows?: number } | undefined, max: number): void {
+  if (row?.rows !== undefined && row.rows > max) throw tooManyRows(max)
 }

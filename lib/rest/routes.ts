@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
 import type { AccessControl, AccessGrant, AccessRequest, ContentAction } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
-import { NotFoundError, ValidationError } from '../errors.js'
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
 import type { DocumentService } from '../documents/service.js'
 import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
@@ -69,12 +69,14 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const tags = [model.displayName]
   const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
+  const listKey = `${model.uid}\0list\0`
+  const oneKey = `${model.uid}\0one\0`
   /** A read's query tree, parsed at most once for the same route, caller and query string (parse errors are not kept). */
   const tree = (request: FastifyRequest, list: boolean): QueryTree => {
     const search = searchOf(request.url)
     const access = scope(request)
-    return trees.get(ctx, `${model.uid}\0${list ? 'list' : 'one'}\0${access.key}\0${search}`,
-      () => service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
+    const key = (list ? listKey : oneKey) + access.key + '\0' + search
+    return trees.find(ctx, key) ?? trees.add(ctx, key, service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
   }
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply =>
     reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body)
@@ -85,8 +87,20 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     // object on every request.
     const published = { ...options.config!.contentApi!, draft: false }
     const drafts = { ...published, draft: true }
-    const guard = async (request: FastifyRequest): Promise<void> => {
-      request.contentApiGrant = await ctx.access.check(request, (request.query as { status?: unknown }).status === 'draft' ? drafts : published)
+    // A callback hook: decided without waiting (most requests), the check costs no promise.
+    const guard = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+      const access = (request.query as { status?: unknown }).status === 'draft' ? drafts : published
+      const grant = ctx.access.decided?.(request, access)
+      if (grant === undefined) {
+        ctx.access.check(request, access).then((grant) => { request.contentApiGrant = grant; done() }, done)
+        return
+      }
+      if (grant === null) {
+        done(new ForbiddenError())
+        return
+      }
+      request.contentApiGrant = grant
+      done()
     }
     app.route({ ...options, method, url, preHandler: guard })
     const entry = routes.find((r) => r.url === url)
