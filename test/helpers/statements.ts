@@ -1,6 +1,10 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 
-/** One executed statement: its kind and every table it reads or writes. */
+/**
+ * One executed statement: its kind and every table it reads or writes. A statement executed
+ * already compiled (`executeQuery(compiledQuery)`: the direct create's, lib/documents/create-direct.ts)
+ * reaches plugins only with its result: its kind is `CompiledQuery` and its tables unknown.
+ */
 export interface Statement { kind: string, tables: string[] }
 
 /** The tables a statement reads or writes, found anywhere in its operation tree (raw SQL included). */
@@ -40,7 +44,7 @@ export class StatementCounter implements KyselyPlugin {
   }
 
   async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'unknown', tables: [] })
+    this.executed.push(this.#pending.get(args.queryId) ?? { kind: 'CompiledQuery', tables: [] })
     this.#pending.delete(args.queryId)
     return args.result
   }
