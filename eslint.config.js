@@ -61,6 +61,6 @@ const layers = [
 ]
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.tap/**'] }),
+  ...neostandard({ ts: true, ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', '.tap/**'] }),
   ...layers
 ]
