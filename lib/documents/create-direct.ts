@@ -7,7 +7,7 @@ import { toColumns } from './columns.js'
 import { draftOnly } from './publication.js'
 import type { RelationInput, RelationRef } from './relation-input.js'
 import type { PreparedWrite, ServiceContext } from './types.js'
-import { uniqueFields } from './unique.js'
+import { uniqueLockKey, uniqueValues } from './unique.js'
 
 /**
  * The direct create: a new document whose associations are relations only (the common case:
@@ -57,10 +57,13 @@ interface PlannedRelation {
  */
 const texts = new WeakMap<ContentType, LruCache<string, string>>()
 
-function textsOf (model: ContentType): LruCache<string, string> {
+/** The text kept under `key` for `model`, or `build()`'s, kept now. */
+function textOf (model: ContentType, key: string, build: () => string): string {
   let cache = texts.get(model)
   if (cache === undefined) texts.set(model, cache = new LruCache<string, string>(100))
-  return cache
+  let text = cache.get(key)
+  if (text === undefined) cache.set(key, text = build())
+  return text
 }
 
 /**
@@ -85,14 +88,6 @@ function directRelations (ctx: ServiceContext, write: PreparedWrite): PlannedRel
   return planned
 }
 
-/** The unique fields with a value in this write, as enforceUnique checks them. */
-function uniqueValues (model: ContentType, values: Record<string, unknown>): Array<[Field, unknown]> {
-  return uniqueFields(model).flatMap((field): Array<[Field, unknown]> => {
-    const value = values[field.name]
-    return value === undefined || value === null || value === '' ? [] : [[field, value]]
-  })
-}
-
 /**
  * Writes a new document's rows and relation links (see the top of this file), or returns false
  * with nothing written for the general path to take the write. The caller checks the row-level
@@ -110,20 +105,14 @@ export async function createDirect (
   const rows = new Map<string, Array<{ id: number, document_id: string, locale: string | null }>>()
   if (tables.length > 0 || unique.length > 0) {
     const parameters: unknown[] = []
-    const branches = tables.map((table, index) => {
-      const localized = relations.find((r) => r.target.tableName === table)!.target.localized
+    const localized: boolean[] = []
+    for (const table of tables) {
       const named = relations.filter((r) => r.target.tableName === table).flatMap((r) => r.refs)
       parameters.push(named.flatMap((r) => r.documentId ?? []), named.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : []))
-      const t = quoteIdent(table)
-      return `select * from (select ${index} as "k", "id", "document_id"::text as "document_id", ${localized ? '"locale"::text' : 'null::text'} as "locale" from ${t} ` +
-        `where "document_id" = any($${parameters.length - 1}::text[]) or "document_id" in (select "document_id" from ${t} where "id" = any($${parameters.length}::integer[])) ` +
-        `order by "id" for no key update) as "t${index}"`
-    })
-    for (const [field, value] of unique) {
-      parameters.push(`${model.tableName}.${field.column}`, String(value))
-      branches.push(`select -1 as "k", null::integer as "id", pg_advisory_xact_lock(hashtext($${parameters.length - 1}), hashtext($${parameters.length}))::text as "document_id", null::text as "locale"`)
+      localized.push(relations.find((r) => r.target.tableName === table)!.target.localized)
     }
-    const text = branches.join(' union all ')
+    for (const [field, value] of unique) parameters.push(...uniqueLockKey(model, field, String(value)))
+    const text = textOf(model, `lock\0${tables.join(',')}\0${unique.length}`, () => lockText(tables, localized, unique.length))
     ctx.prepared?.add(text)
     const locked = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<{ k: number, id: number, document_id: string, locale: string | null }> }
     for (const row of locked.rows) {
@@ -170,19 +159,14 @@ export async function createDirect (
   const published = !model.draftAndPublish || write.status === 'published'
   if (published) parameters.push(now)
   const key = [
-    names.join(','), model.draftAndPublish, published,
+    'insert', names.join(','), model.draftAndPublish, published,
     links.map((l) => l.relation.association.name).join(','),
     unique.map(([f]) => f.column).join(','), draftOnly(model, write.status)
   ].join('\0')
   for (const { targets, positions } of links) parameters.push(targets, positions)
   for (const [, value] of unique) parameters.push(value)
   if (model.localized && unique.length > 0) parameters.push(write.locale)
-  const cache = textsOf(model)
-  let text = cache.get(key)
-  if (text === undefined) {
-    text = insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status))
-    cache.set(key, text)
-  }
+  const text = textOf(model, key, () => insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status)))
   ctx.prepared?.add(text)
   const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<Record<string, boolean>> }
   if (!Object.values(result.rows[0] ?? {}).some((taken) => taken === true)) return true
@@ -190,6 +174,26 @@ export async function createDirect (
   // the general path answer its 400 or suffix a generated uid.
   await trx.deleteFrom(model.tableName).where('document_id', '=', documentId).execute()
   return false
+}
+
+/**
+ * The first statement's text: the rows of each related table that the write names, locked in
+ * id order (`$1`, `$2`: the documentIds and the ids named, per table), then an advisory lock per
+ * unique value (two parameters each, `uniqueLockKey`).
+ */
+function lockText (tables: readonly string[], localized: readonly boolean[], uniqueCount: number): string {
+  const branches = tables.map((table, index) => {
+    const t = quoteIdent(table)
+    const [documentIds, ids] = [2 * index + 1, 2 * index + 2]
+    return `select * from (select ${index} as "k", "id", "document_id"::text as "document_id", ${localized[index] ? '"locale"::text' : 'null::text'} as "locale" from ${t} ` +
+      `where "document_id" = any($${documentIds}::text[]) or "document_id" in (select "document_id" from ${t} where "id" = any($${ids}::integer[])) ` +
+      `order by "id" for no key update) as "t${index}"`
+  })
+  for (let i = 0; i < uniqueCount; i++) {
+    const at = 2 * tables.length + 2 * i
+    branches.push(`select -1 as "k", null::integer as "id", pg_advisory_xact_lock(hashtext($${at + 1}), hashtext($${at + 2}))::text as "document_id", null::text as "locale"`)
+  }
+  return branches.join(' union all ')
 }
 
 function insertText (

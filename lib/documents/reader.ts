@@ -1,4 +1,4 @@
-import type { CompiledQuery, Transaction } from 'kysely'
+import type { CompiledQuery, Kysely, Transaction } from 'kysely'
 import { LruCache } from '../lru-cache.js'
 import type { CachedRead, ServiceContext } from './types.js'
 import {
@@ -85,14 +85,7 @@ export class DocumentReader {
    */
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
     const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
-    let read = this.#ctx.queries.get(key)
-    if (read === undefined) {
-      read = this.#compile(tree, target, maxRows)
-      this.#ctx.queries.set(key, read)
-      this.#ctx.prepared?.add(read.query.sql)
-      if (read.probe !== null) this.#ctx.prepared?.add(read.probe.sql)
-    }
-    return read
+    return kept(this.#ctx, key, () => this.#compile(tree, target, maxRows))
   }
 
   #compile (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
@@ -109,10 +102,8 @@ export class DocumentReader {
         const window = limit === null ? { start } : { start, limit }
         return { query: compileFindMany(db, this.#model, { ...spec, ...window }, compile).compile(), probe: probe({ start, limit }) }
       }
-      case 'one': {
-        const documentId = target.documentId === null ? null : DOCUMENT_ID as unknown as string
-        return { query: compileFindOne(db, this.#model, spec, documentId, compile).compile(), probe: probe({ documentId }) }
-      }
+      case 'one':
+        return compileOne(db, this.#model, spec, target.documentId === null ? null : DOCUMENT_ID, compile)
     }
   }
 }
@@ -155,17 +146,35 @@ export async function readWrittenCached (
   // Keyed as a tree (tree-key.ts): the spec with the pagination and fallbacks a one-document read ignores.
   const tree = { ...spec, pagination: ONE_ROW, fallbacks: [] } as unknown as QueryTree
   const key = `${model.uid}\0written\0${treeKey(tree)}\0${spec.maxRows ?? ''}`
+  const bound = bind(kept(ctx, key, () => compileOne(ctx.db, model, spec, DOCUMENT_ID, ctx.compile)), documentId)
+  const row = await withinRows(trx, bound.probe, spec.maxRows, async () => (await trx.executeQuery(bound.query)).rows[0])
+  return row?.data ?? null
+}
+
+/**
+ * The read kept under `key` in the statement cache, or `compile()`'s, kept now and marked to run
+ * named: a cached read is one that repeats.
+ */
+function kept (ctx: ReaderContext, key: string, compile: () => CachedRead): CachedRead {
   let read = ctx.queries.get(key)
   if (read === undefined) {
-    const probe = compileRowProbe(ctx.db, model, spec, { documentId: DOCUMENT_ID as unknown as string }, ctx.compile)?.compile() ?? null
-    read = { query: compileFindOne(ctx.db, model, spec, DOCUMENT_ID as unknown as string, ctx.compile).compile(), probe }
+    read = compile()
     ctx.queries.set(key, read)
     ctx.prepared?.add(read.query.sql)
     if (read.probe !== null) ctx.prepared?.add(read.probe.sql)
   }
-  const bound = bind(read, documentId)
-  const row = await withinRows(trx, bound.probe, spec.maxRows, async () => (await trx.executeQuery(bound.query)).rows[0])
-  return row?.data ?? null
+  return read
+}
+
+/**
+ * A one-document read and its row probe, the documentId a parameter `bind` fills in (`DOCUMENT_ID`),
+ * or null: a single type's one document.
+ */
+function compileOne (db: Kysely<any>, model: ContentType, spec: FindSpec, placeholder: typeof DOCUMENT_ID | null, compile: CompileOptions): CachedRead {
+  // The compiler takes a documentId as a parameter value, whatever it is.
+  const documentId = placeholder as unknown as string | null
+  const probe = compileRowProbe(db, model, spec, { documentId }, compile)?.compile() ?? null
+  return { query: compileFindOne(db, model, spec, documentId, compile).compile(), probe }
 }
 
 /** The pagination a one-document spec is keyed with: a one-document read has none. */

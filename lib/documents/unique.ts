@@ -9,6 +9,19 @@ export function uniqueFields (model: ContentType): Field[] {
   return [...model.writableFields.values()].filter((f) => f.type === 'uid' || f.attribute?.unique === true)
 }
 
+/** The unique fields a write gives a value (an empty one is no value), with that value. */
+export function uniqueValues (model: ContentType, values: Record<string, unknown>): Array<[Field, unknown]> {
+  return uniqueFields(model).flatMap((field): Array<[Field, unknown]> => {
+    const value = values[field.name]
+    return value === undefined || value === null || value === '' ? [] : [[field, value]]
+  })
+}
+
+/** The two texts whose `hashtext` keys the advisory lock on a unique value: (table.column, value). */
+export function uniqueLockKey (model: ContentType, field: Field, value: string): [string, string] {
+  return [`${model.tableName}.${field.column}`, value]
+}
+
 export interface UniqueScope {
   /** The document being written, excluded from the comparison (null on create). */
   documentId: string | null
@@ -23,7 +36,8 @@ export interface UniqueScope {
  * first. The lock is released at commit or rollback.
  */
 async function lockValue (trx: Transaction<any>, model: ContentType, field: Field, value: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`${model.tableName}.${field.column}`}), hashtext(${value}))`.execute(trx)
+  const [column, text] = uniqueLockKey(model, field, value)
+  await sql`select pg_advisory_xact_lock(hashtext(${column}), hashtext(${text}))`.execute(trx)
 }
 
 function otherRows (trx: Kysely<any>, model: ContentType, scope: UniqueScope) {
@@ -52,9 +66,7 @@ export async function enforceUnique (
   trx: Transaction<any>, model: ContentType, values: Record<string, unknown>, scope: UniqueScope, generated: ReadonlySet<string>
 ): Promise<void> {
   const errors: FieldError[] = []
-  for (const field of uniqueFields(model)) {
-    const value = values[field.name]
-    if (value === undefined || value === null || value === '') continue
+  for (const [field, value] of uniqueValues(model, values)) {
     const text = String(value)
     await lockValue(trx, model, field, text)
     if (!(await taken(trx, model, field, text, scope))) continue

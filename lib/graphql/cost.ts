@@ -17,6 +17,20 @@ export interface CostSettings {
 
 type Variables = Record<string, unknown>
 
+/** What the preExecution hook learns of an operation before it runs. */
+interface OperationCheck {
+  /** The row estimate (below), or null. */
+  rows: number | null
+  /** graphql-js's errors for variables that do not coerce (or are missing), or null. */
+  refused: readonly GraphQLError[] | null
+  /**
+   * Whether Mercurius may compile it (graphql-jit): a compiled query is of one operation and
+   * ignores `operationName`, so a document with several operations, or an `operationName` that
+   * names none, runs through graphql-js; so does a large one (`COMPILED_SELECTIONS`).
+   */
+  compilable: boolean
+}
+
 /**
  * The most rows an operation may read, from its text and its variables, before it runs. A list
  * counts its items, each with what its selection reads for it; lists inside lists multiply:
@@ -38,29 +52,10 @@ type Variables = Record<string, unknown>
  * count where they are spread, and `@skip`/`@include` are ignored: an upper bound. A fragment's
  * rows are computed once, so fragments spreading each other do not make the estimate expensive.
  *
- * Returns null when the variables do not fit the operation or no operation can be chosen:
- * graphql-js refuses those without executing anything.
+ * The estimate is null when the variables do not fit the operation (`refused` then holds
+ * graphql-js's errors) or no operation can be chosen: graphql-js refuses those without executing
+ * anything.
  */
-export function operationRows (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined,
-  rawVariables: Variables | null | undefined, settings: CostSettings): number | null {
-  const checked = checkOperation(schema, document, operationName, rawVariables, settings)
-  return checked.rows
-}
-
-/** What the preExecution hook learns of an operation before it runs. */
-export interface OperationCheck {
-  /** The row estimate (`operationRows`), or null. */
-  rows: number | null
-  /** graphql-js's errors for variables that do not coerce (or are missing), or null. */
-  refused: readonly GraphQLError[] | null
-  /**
-   * Whether Mercurius may compile it (graphql-jit): a compiled query is of one operation and
-   * ignores `operationName`, so a document with several operations, or an `operationName` that
-   * names none, runs through graphql-js; so does a large one (`COMPILED_SELECTIONS`).
-   */
-  compilable: boolean
-}
-
 function checkOperation (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined,
   rawVariables: Variables | null | undefined, settings: CostSettings): OperationCheck {
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)
