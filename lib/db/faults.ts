@@ -73,6 +73,23 @@ function isUnavailableItself (err: unknown): boolean {
 }
 
 /**
+ * Whether `err` says the statement's connection itself was lost (ended by the server: a
+ * `pg_terminate_backend`, a failover, a proxy's restart; or its socket failed), not that the
+ * statement was refused or timed out. A connection that died while idle in the pool is only
+ * noticed when the next statement is sent on it; such a statement, when it can be sent again
+ * without effect (a read, a `begin`), is sent again on a new connection (lib/db/pool.ts).
+ */
+export function isConnectionLost (err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const { code, message } = err as { code?: unknown, message?: unknown }
+  if (typeof code === 'string') {
+    if (code === '57P01' || code === '57P02' || (code.length === 5 && code.startsWith('08'))) return true
+    if (code === 'ECONNRESET' || code === 'EPIPE') return true
+  }
+  return message === 'Connection terminated unexpectedly' || message === 'Client has encountered a connection error and is not queryable'
+}
+
+/**
  * True when `err` (or what it wraps: its `cause`, an `AggregateError`'s errors, as Node reports
  * a refused connection to every address of a host) means the database cannot serve now.
  *

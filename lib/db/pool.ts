@@ -1,6 +1,7 @@
 import pg from 'pg'
 import type { CompiledQuery, PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult, QueryResult } from 'kysely'
 import type { PreparedStatements } from './prepared-statements.js'
+import { isConnectionLost } from './faults.js'
 
 /** The `pool` options, resolved (docs/options.md#pool). */
 export interface PoolSettings {
@@ -87,6 +88,11 @@ function withStartupOption (config: pg.PoolConfig, option: string): pg.PoolConfi
  * - `abandon()` cuts the connections still checked out, so that a shutdown past its bound does
  *   not wait for them (the server rolls their transactions back).
  * - A text `prepared` names is sent as that named statement; every other text, unnamed.
+ * - A connection that died while idle (the server restarted or failed over, a proxy closed it) is
+ *   only noticed when a statement is sent on it. The first statement of a checkout that meets a
+ *   lost connection is sent again, once, on a new connection when sending it again can change
+ *   nothing: a read outside any transaction, or a transaction's `begin` (see `isRepeatable`).
+ *   Without that, every connection the pool held idle would fail one request after a failover.
  */
 export class ContentApiPool implements PostgresPool {
   readonly #pool: pg.Pool
@@ -103,21 +109,34 @@ export class ContentApiPool implements PostgresPool {
     this.#statements = { prepared, deadlines: readTimeoutMs === undefined || readTimeoutMs <= 0 ? null : new ReadDeadlines(readTimeoutMs) }
     this.#pool = new pg.Pool(pgConfig)
     this.#pool.on('connect', (client) => {
-      client.on('error', (err) => { log.warn({ err }, 'fastify-content-api: a database connection failed; it is discarded') })
+      client.on('error', (err) => { this.#discarded(err) })
     })
     // Already logged by the client's own listener above.
     this.#pool.on('error', () => {})
   }
 
   async connect (): Promise<PostgresPoolClient> {
-    const client = await this.#pool.connect()
-    this.#checkedOut.add(client)
+    const client = await this.#checkOut()
     let wrapper = this.#wrappers.get(client)
     if (wrapper === undefined) {
-      wrapper = new PoolClient(client, this.#checkedOut, this.#statements)
+      wrapper = new PoolClient(client, this.#checkedOut, this.#statements, async (lost) => {
+        this.#discarded(lost)
+        return await this.#checkOut()
+      })
       this.#wrappers.set(client, wrapper)
     }
+    wrapper.checkedOut()
     return wrapper
+  }
+
+  #discarded (err: Error): void {
+    this.#log.warn({ err }, 'fastify-content-api: a database connection failed; it is discarded')
+  }
+
+  async #checkOut (): Promise<pg.PoolClient> {
+    const client = await this.#pool.connect()
+    this.#checkedOut.add(client)
+    return client
   }
 
   /**
@@ -129,26 +148,39 @@ export class ContentApiPool implements PostgresPool {
    */
   executeQuery<R> (query: CompiledQuery<R>): Promise<QueryResult<R>> {
     return new Promise((resolve, reject) => {
-      this.#pool.connect((err, client, release) => {
-        if (err !== null && err !== undefined) {
-          reject(err)
-          return
-        }
-        this.#checkedOut.add(client!)
-        const answered = (err: Error | null, result: pg.QueryResult | undefined): void => {
-          this.#checkedOut.delete(client!)
-          // With the read timeout's error pg-pool ends the client (its connection is destroyed);
-          // any other error leaves the connection usable, as through `connect()`.
-          release(err !== null && err.message === READ_TIMEOUT ? err : undefined)
-          if (err === null) resolve({ rows: result!.rows as R[] })
-          else reject(err)
-        }
-        try {
-          run(client!, this.#statements, query.sql, query.parameters, answered)
-        } catch (err) {
-          answered(err as Error, undefined)
-        }
+      this.#read(query, false, (err, result) => {
+        if (err === null) resolve({ rows: result!.rows as R[] })
+        else reject(err)
       })
+    })
+  }
+
+  /** Runs a read; one that met a lost connection runs again, once (`retried`), on a new one. */
+  #read (query: CompiledQuery, retried: boolean, done: (err: Error | null, result: pg.QueryResult | undefined) => void): void {
+    this.#pool.connect((err, client, release) => {
+      if (err !== null && err !== undefined) {
+        done(err, undefined)
+        return
+      }
+      this.#checkedOut.add(client!)
+      const answered = (err: Error | null, result: pg.QueryResult | undefined): void => {
+        this.#checkedOut.delete(client!)
+        const lost = err !== null && isConnectionLost(err)
+        // With the read timeout's error, or a lost connection, pg-pool ends the client; any
+        // other error leaves the connection usable, as through `connect()`.
+        release(err !== null && (lost || err.message === READ_TIMEOUT) ? err : undefined)
+        if (lost && !retried) {
+          this.#discarded(err)
+          this.#read(query, true, done)
+        } else {
+          done(err, result)
+        }
+      }
+      try {
+        run(client!, this.#statements, query.sql, query.parameters, answered)
+      } catch (err) {
+        answered(err as Error, undefined)
+      }
     })
   }
 
@@ -166,25 +198,42 @@ export class ContentApiPool implements PostgresPool {
 }
 
 class PoolClient implements PostgresPoolClient {
-  readonly #client: pg.PoolClient
+  #client: pg.PoolClient
   readonly #checkedOut: Set<pg.PoolClient>
   readonly #statements: Statements
+  /** Reports the lost connection and checks out another. */
+  readonly #replacement: (lost: Error) => Promise<pg.PoolClient>
   #lost: Error | undefined
+  /** No statement has run on the connection since it was checked out. */
+  #fresh = true
+  /** The lost connection was given back and no new one could be had: nothing left to release. */
+  #released = false
 
-  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>, statements: Statements) {
+  constructor (client: pg.PoolClient, checkedOut: Set<pg.PoolClient>, statements: Statements, replacement: (lost: Error) => Promise<pg.PoolClient>) {
     this.#client = client
     this.#checkedOut = checkedOut
     this.#statements = statements
+    this.#replacement = replacement
+  }
+
+  checkedOut (): void {
+    this.#fresh = true
   }
 
   query<R> (sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
   query<R> (cursor: PostgresCursor<R>): PostgresCursor<R>
   query<R> (query: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    const fresh = this.#fresh
+    this.#fresh = false
     if (typeof query !== 'string') return this.#client.query(query as any) as unknown as PostgresCursor<R>
     return new Promise<PostgresQueryResult<R>>((resolve, reject) => {
       run(this.#client, this.#statements, query, parameters ?? [], (err, result) => {
         if (err === null) {
           resolve(result as unknown as PostgresQueryResult<R>)
+          return
+        }
+        if (fresh && isConnectionLost(err) && isRepeatable(query)) {
+          this.#replace(err).then(async () => await this.query<R>(query, parameters ?? [])).then(resolve, reject)
           return
         }
         if (err.message === READ_TIMEOUT && this.#lost === undefined) this.#lost = err
@@ -193,7 +242,20 @@ class PoolClient implements PostgresPoolClient {
     })
   }
 
+  /** Gives the lost connection back (pg-pool ends it) and carries on with a new one. */
+  async #replace (lost: Error): Promise<void> {
+    this.#checkedOut.delete(this.#client)
+    this.#client.release(lost)
+    this.#released = true
+    this.#client = await this.#replacement(lost)
+    this.#released = false
+  }
+
   release (): void {
+    if (this.#released) {
+      this.#released = false
+      return
+    }
     this.#checkedOut.delete(this.#client)
     const lost = this.#lost
     this.#lost = undefined
@@ -201,6 +263,15 @@ class PoolClient implements PostgresPoolClient {
     // too, but a destroyed socket is only noticed on a later tick).
     this.#client.release(lost)
   }
+}
+
+/**
+ * Whether a statement that is the first of its checkout can be sent again on another connection
+ * without changing anything: a transaction's `begin`, or a `select` (Kysely's reads; the plugin
+ * runs no `select` outside a transaction that writes).
+ */
+function isRepeatable (sql: string): boolean {
+  return sql === 'begin' || sql.startsWith('select ')
 }
 
 /** What every statement of a pool runs with: the texts sent named, and the read timeout. */
