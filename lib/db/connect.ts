@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'k
 import type { PGlite } from '@electric-sql/pglite'
 import type pg from 'pg'
 import { PGliteDialect } from './pglite-dialect.js'
-import { ContentApiPool, poolConfig, type PoolLogger, type PoolSettings } from './pool.js'
+import { ContentApiPool, poolConfig, transactionSettings, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
 import { createEmbedded, type EmbeddedOptions } from './embedded.js'
 
@@ -72,7 +72,7 @@ async function closeWithin (graceMs: number | undefined, close: () => Promise<vo
 
 function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
   const prepared = settings.preparedStatements ? new PreparedStatements(settings.maxPreparedStatements) : null
-  const pool = new ContentApiPool(poolConfig(config, settings), log, prepared)
+  const pool = new ContentApiPool(poolConfig(config, settings), log, prepared, transactionSettings(settings))
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,

@@ -15,6 +15,11 @@ export interface PoolSettings {
   preparedStatements: boolean
   /** Most texts named (prepared-statements.ts). */
   maxPreparedStatements: number
+  /**
+   * The connection string is a pooler in transaction mode (PgBouncer `pool_mode = transaction`):
+   * the session settings travel with each transaction instead of at connection (transactionSettings).
+   */
+  transactionPooling: boolean
 }
 
 /** Where the pool reports connections it loses (the Fastify logger). */
@@ -35,8 +40,10 @@ const READ_GRACE_MS = 1000
 
 /**
  * The `pg.Pool` settings for the plugin's own pool: the timeouts (and `jit`) travel as startup
- * parameters, so every session has them from its first statement (PgBouncer needs them in
- * `ignore_startup_parameters`, see docs/operations.md).
+ * parameters, so every session has them from its first statement. Behind a pooler in transaction
+ * mode (`transactionPooling`) a session is no server connection of its own, and PgBouncer refuses
+ * startup parameters it does not know: none is sent, and `transactionSettings` carries them instead.
+ * The client's read deadline (`query_timeout`) is the pool's own, so it stays either way.
  */
 export function poolConfig (base: pg.PoolConfig, settings: PoolSettings): pg.PoolConfig {
   const config: pg.PoolConfig = {
@@ -45,12 +52,39 @@ export function poolConfig (base: pg.PoolConfig, settings: PoolSettings): pg.Poo
     // Bounds both opening a connection and waiting for a free one (pg-pool uses it for both).
     connectionTimeoutMillis: settings.connectionTimeoutMs,
     idleTimeoutMillis: settings.idleTimeoutMs,
-    ...(settings.statementTimeoutMs > 0
-      ? { statement_timeout: settings.statementTimeoutMs, query_timeout: settings.statementTimeoutMs + READ_GRACE_MS }
-      : {}),
+    ...(settings.statementTimeoutMs > 0 ? { query_timeout: settings.statementTimeoutMs + READ_GRACE_MS } : {})
+  }
+  if (settings.transactionPooling) return config
+  const session: pg.PoolConfig = {
+    ...config,
+    ...(settings.statementTimeoutMs > 0 ? { statement_timeout: settings.statementTimeoutMs } : {}),
     ...(settings.idleInTransactionTimeoutMs > 0 ? { idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs } : {})
   }
-  return settings.jit ? config : withStartupOption(config, '-c jit=off')
+  return settings.jit ? session : withStartupOption(session, '-c jit=off')
+}
+
+/**
+ * What follows each transaction's `begin` behind a pooler in transaction mode, in the same round
+ * trip (one simple-protocol query), so that the transaction runs under the pool's settings on
+ * whichever server connection the pooler lends it; `set local` ends with the transaction and
+ * leaves nothing on that connection for the next client. Null on a direct connection (the settings
+ * are the session's) or when there is nothing to set. The values are integers the options
+ * validated, so the text is built once per pool and no parameter is needed (`set` takes none).
+ *
+ * ```sql
+ * begin; set local statement_timeout = 5000; set local idle_in_transaction_session_timeout = 30000; set local jit = off
+ * ```
+ *
+ * A statement outside any transaction (the cached reads, a direct create) gets none of them: the
+ * server's own settings apply (docs/operations.md#pgbouncer), and the client's read deadline.
+ */
+export function transactionSettings (settings: PoolSettings): string | null {
+  if (!settings.transactionPooling) return null
+  const set: string[] = []
+  if (settings.statementTimeoutMs > 0) set.push(`set local statement_timeout = ${Math.trunc(settings.statementTimeoutMs)}`)
+  if (settings.idleInTransactionTimeoutMs > 0) set.push(`set local idle_in_transaction_session_timeout = ${Math.trunc(settings.idleInTransactionTimeoutMs)}`)
+  if (!settings.jit) set.push('set local jit = off')
+  return set.length === 0 ? null : set.join('; ')
 }
 
 /**
@@ -102,11 +136,11 @@ export class ContentApiPool implements PostgresPool {
   readonly #log: PoolLogger
   readonly #statements: Statements
 
-  constructor (config: pg.PoolConfig, log: PoolLogger, prepared: PreparedStatements | null = null) {
+  constructor (config: pg.PoolConfig, log: PoolLogger, prepared: PreparedStatements | null = null, inTransaction: string | null = null) {
     this.#log = log
     // The read timeout is kept here rather than given to pg (see ReadDeadlines).
     const { query_timeout: readTimeoutMs, ...pgConfig } = config
-    this.#statements = { prepared, deadlines: readTimeoutMs === undefined || readTimeoutMs <= 0 ? null : new ReadDeadlines(readTimeoutMs) }
+    this.#statements = { prepared, deadlines: readTimeoutMs === undefined || readTimeoutMs <= 0 ? null : new ReadDeadlines(readTimeoutMs), inTransaction }
     this.#pool = new pg.Pool(pgConfig)
     this.#pool.on('connect', (client) => {
       client.on('error', (err) => { this.#discarded(err) })
@@ -226,8 +260,11 @@ class PoolClient implements PostgresPoolClient {
     const fresh = this.#fresh
     this.#fresh = false
     if (typeof query !== 'string') return this.#client.query(query as any) as unknown as PostgresCursor<R>
+    // Kysely's `begin` / `start transaction ...` (postgres-driver.js), with the pooler's settings.
+    const { inTransaction } = this.#statements
+    const text = inTransaction !== null && (query === 'begin' || query.startsWith('start transaction')) ? `${query}; ${inTransaction}` : query
     return new Promise<PostgresQueryResult<R>>((resolve, reject) => {
-      run(this.#client, this.#statements, query, parameters ?? [], (err, result) => {
+      run(this.#client, this.#statements, text, parameters ?? [], (err, result) => {
         if (err === null) {
           resolve(result as unknown as PostgresQueryResult<R>)
           return
@@ -274,10 +311,12 @@ function isRepeatable (sql: string): boolean {
   return sql === 'begin' || sql.startsWith('select ')
 }
 
-/** What every statement of a pool runs with: the texts sent named, and the read timeout. */
+/** What every statement of a pool runs with: the texts sent named, the read timeout, what follows a `begin`. */
 interface Statements {
   prepared: PreparedStatements | null
   deadlines: ReadDeadlines | null
+  /** `transactionSettings`: sent with each `begin` behind a pooler in transaction mode. */
+  inTransaction: string | null
 }
 
 /**

@@ -106,14 +106,21 @@ const PoolOptions = Type.Object({
   /**
    * Send the reads the plugin repeats as named (prepared) statements, parsed and planned once per
    * connection. `false` sends every statement unnamed: needed behind PgBouncer in transaction
-   * mode before 1.21 (docs/operations.md).
+   * mode before 1.21 (docs/operations.md). Defaults to `false` with `transactionPooling`.
    */
   preparedStatements: Type.Boolean({ default: true }),
   /**
    * Most texts named per app, so per connection: each named statement holds 50-250 KiB of its
    * backend's memory until the connection closes (docs/operations.md#named-statements).
    */
-  maxPreparedStatements: Type.Integer({ minimum: 1, default: MAX_PREPARED_STATEMENTS })
+  maxPreparedStatements: Type.Integer({ minimum: 1, default: MAX_PREPARED_STATEMENTS }),
+  /**
+   * The connection string points at a pooler in transaction mode (PgBouncer `pool_mode =
+   * transaction`, Supavisor, pgcat, RDS Proxy): the timeouts and `jit` are sent with each
+   * transaction (`set local`) instead of at connection, and `preparedStatements` defaults to
+   * `false` (docs/operations.md#pgbouncer).
+   */
+  transactionPooling: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */
@@ -330,6 +337,12 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const max = (input.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
     resolved.pool.size = max as number
+  }
+  // A pooler in transaction mode lends each transaction any server connection: a name prepared
+  // on one is unknown on the next, unless the pooler tracks them (PgBouncer 1.21+), which the
+  // application says by setting `preparedStatements: true` itself.
+  if (resolved.pool?.transactionPooling === true && options.pool?.preparedStatements === undefined) {
+    resolved.pool.preparedStatements = false
   }
   // Cross-option rules, checked wherever the values they compare are valid, so that one run
   // reports every problem at once.
