@@ -170,6 +170,13 @@ export { DocumentService, type Document, type QueryParams, type WriteParams, typ
 export type { QueryTree, RawQuery } from './query/index.js'
 export type { SchemaPlan, SchemaSyncResult } from './schema/index.js'
 export { GraphqlApi } from './graphql/index.js'
+// The local provider, for an application that passes or wraps its own (`upload: { provider }`),
+// and the types a provider implements. The S3 provider is not exported: importing it loads the
+// AWS SDK, which the plugin loads only when `upload.provider` is 's3' (docs/upload.md).
+export { LocalProvider } from './upload/local-provider.js'
+export type {
+  UploadApi, UploadParams, UploadOptions, UploadProvider, ProviderUpload, ProviderResult, StoredObject, FileInfo, FileRecord, UploadInput
+} from './upload/index.js'
 export type {
   GraphqlOptions, Extension, ExtensionFactory, ContentTypeConfig, FieldConfig,
   MiddlewareFactory, MiddlewareFunction, PolicyContext, PolicyFunction, ResolverConfig
