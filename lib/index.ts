@@ -7,6 +7,7 @@ import type { ApiTokenService } from './auth/api-tokens.js'
 import { authModels, authPlugin, createAuth } from './auth/index.js'
 import type { PermissionStore } from './auth/permissions.js'
 import { connect } from './db/connect.js'
+import { warnLooseServerSettings } from './db/server-settings.js'
 import { LruCache } from './lru-cache.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
@@ -75,6 +76,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
     [schemaPlan, rowCounts] = await handle.admin(async (db) => {
       const plan = await syncSchema(db, registry, options.schemaSync, app.log)
+      if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
       return [plan, await countedTables(db, registry)] as const
     })
   } catch (err) {

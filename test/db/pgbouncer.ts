@@ -47,6 +47,11 @@ export interface BouncerOptions {
   poolSize: number
   /** `max_prepared_statements` (PgBouncer 1.21+); left out when 0. */
   maxPreparedStatements: number
+  /**
+   * The scratch database's own `statement_timeout` (`alter database ... set`, with `jit = off`), as
+   * docs/operations.md#pgbouncer advises; 0 leaves the server's.
+   */
+  statementTimeoutMs: number
 }
 
 export async function startPgBouncer (t: { teardown (fn: () => Promise<void> | void): void }, options: BouncerOptions): Promise<Bouncer> {
@@ -56,6 +61,10 @@ export async function startPgBouncer (t: { teardown (fn: () => Promise<void> | v
   admin.on('error', () => {})
   await admin.connect()
   await admin.query(`create database "${database}"`)
+  if (options.statementTimeoutMs > 0) {
+    await admin.query(`alter database "${database}" set statement_timeout = ${Math.trunc(options.statementTimeoutMs)}`)
+    await admin.query(`alter database "${database}" set jit = off`)
+  }
   await admin.end()
   const directUrl = new URL(DATABASE_URL!)
   directUrl.pathname = `/${database}`
