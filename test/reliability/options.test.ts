@@ -23,10 +23,16 @@ const URL = 'postgres://nobody@127.0.0.1:1/none'
 
 t.test('defaults', async (t) => {
   const resolved = resolveOptions({ models: [], db: URL })
-  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false, preparedStatements: true, maxPreparedStatements: 100 })
+  t.same(resolved.pool, { size: 10, connectionTimeoutMs: 5000, idleTimeoutMs: 10000, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 30000, jit: false, preparedStatements: true, maxPreparedStatements: 100, transactionPooling: false })
   t.same(resolved.shutdown, { timeoutMs: 10000 })
   t.equal(resolveOptions({ models: [], db: { connectionString: URL, max: 3 } }).pool.size, 3, 'db.max, the older spelling, is the pool size')
   t.same(resolveOptions({ models: [] }).shutdown, { timeoutMs: 10000 }, 'the shutdown bound applies to any database')
+})
+
+t.test('pool.transactionPooling: named statements off unless asked for', async (t) => {
+  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true } }).pool.preparedStatements, false, 'off behind a transaction-mode pooler')
+  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true, preparedStatements: true } }).pool.preparedStatements, true, 'on when the application says its pooler tracks them (PgBouncer 1.21+)')
+  t.same(await problems(t, { db: URL, pool: { transactionPooling: 'yes' } }), ['pool.transactionPooling: must be boolean'])
 })
 
 t.test('bounds and unknown keys', async (t) => {
