@@ -88,11 +88,6 @@ export class ReplicaReads {
     return this.#run(query, this.#pick(), 0)
   }
 
-  /** Whether each replica is read from now, by name (for `app.contentApi` health checks and tests). */
-  status (): Array<{ name: string, up: boolean }> {
-    return this.#replicas.map(({ name, up }) => ({ name, up }))
-  }
-
   /** The next replica up after the last one picked, or null: none is. */
   #pick (): Replica | null {
     const n = this.#replicas.length

@@ -38,12 +38,23 @@ async function create (app: FastifyInstance, title: string): Promise<string> {
 }
 
 async function run (rep: Replication): Promise<void> {
+  const pause = async (): Promise<void> => { await rep.replica.query('select pg_wal_replay_pause()') }
+  const resume = async (): Promise<void> => { await rep.replica.query('select pg_wal_replay_resume()') }
+  // The replica has not replayed the app's schema sync: its tables exist on the primary only.
+  await rep.caughtUp()
+  await pause()
   const { app, logs } = await startApp(t, {
     db: { primary: rep.primaryUrl, replicas: [rep.replicaUrl], probeIntervalMs: 200 },
     pool: { connectionTimeoutMs: 2000 }
   })
-  const pause = async (): Promise<void> => { await rep.replica.query('select pg_wal_replay_pause()') }
-  const resume = async (): Promise<void> => { await rep.replica.query('select pg_wal_replay_resume()') }
+
+  await t.test('a replica behind the schema sync: its reads run on the primary', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/api/posts' })
+    t.equal(res.statusCode, 200, 'the replica answers 42P01 (no such table): the read runs again on the primary')
+    t.same(res.json().data, [])
+    await resume()
+    await rep.caughtUp()
+  })
 
   await t.test('reads go to the replica, writes and the reads that must see them to the primary', async (t) => {
     await create(app, 'a')
