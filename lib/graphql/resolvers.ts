@@ -146,7 +146,7 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
    * Where a query's reads run: a replica unless the request asks for the primary (a mutation's
    * reads always run there: it wrote, or is about to).
    */
-  const consistency = (context: any): Consistency => requestedConsistency(context.reply.request)
+  const consistency = (context: any): Consistency => context?.reply?.request === undefined ? 'eventual' : requestedConsistency(context.reply.request)
   const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo, consistency: Consistency): Promise<Json | null> => {
     const read = planned(info, status, (ctx) => oneRead(model, planRoot(ctx, model, info), { status, locale: args.locale as string | undefined }, ctx, deps))
     const json = await service.findOneJson(documentId, read.tree, { consistency })
