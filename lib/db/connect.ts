@@ -5,7 +5,7 @@ import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
 import { createEmbedded, type EmbeddedOptions } from './embedded.js'
-import { ReplicaReads, replicaName, type ReplicaSettings } from './replicas.js'
+import { PROBE_INTERVAL_MS, ReplicaReads, replicaName, type ReplicaSettings } from './replicas.js'
 
 /** One PostgreSQL server of `db: { primary, replicas }`: a connection string, or one with its pool's size. */
 export type ServerOption = string | { connectionString: string, max?: number }
@@ -109,7 +109,7 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
     : new ReplicaReads(pool, replicated.option.replicas.map((server) => {
       const [replicaConfig, replicaSettings] = serverConfig(server, replicated.settings)
       return { name: replicaName(replicaConfig.connectionString ?? ''), pool: new ContentApiPool(poolConfig(replicaConfig, replicaSettings), log, prepared) }
-    }), { probeIntervalMs: replicated.option.probeIntervalMs ?? 1000, maxLagMs: replicated.option.maxLagMs ?? null }, log)
+    }), { probeIntervalMs: replicated.option.probeIntervalMs ?? PROBE_INTERVAL_MS, maxLagMs: replicated.option.maxLagMs ?? null }, log)
   return {
     db,
     reads: replicas ?? pool,

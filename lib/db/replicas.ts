@@ -3,6 +3,9 @@ import { CompiledQuery as Compiled } from 'kysely'
 import type { ContentApiPool, PoolLogger } from './pool.js'
 import { isDatabaseUnavailable } from './faults.js'
 
+/** `db.probeIntervalMs`'s default: a replica that stopped is read from again within a second of answering. */
+export const PROBE_INTERVAL_MS = 1000
+
 /** The `db.replicas` settings, resolved (docs/options.md#read-replicas). */
 export interface ReplicaSettings {
   /** How often a replica marked down (and, with `maxLagMs`, every replica) is probed. */

@@ -1,7 +1,5 @@
 import type { ReplicatedDatabase } from '../db/connect.js'
-
-/** `db.probeIntervalMs`'s default: a replica that stopped is read from again within a second of answering. */
-export const PROBE_INTERVAL_MS = 1000
+import { PROBE_INTERVAL_MS } from '../db/replicas.js'
 
 const KEYS = new Set(['primary', 'replicas', 'probeIntervalMs', 'maxLagMs'])
 
