@@ -84,7 +84,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     throw err
   }
 
-  const context = { db: handle.db, reads: handle.reads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {

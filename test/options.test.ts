@@ -49,7 +49,7 @@ t.test('a ConfigurationError lists every problem at once', async (t) => {
     'rest: unknown option(s) extra',
     'rest.prefix: must be string',
     'rest.defaultLimit: must be integer',
-    'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }'
+    'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { primary, replicas }, { pglite } or { dataDir }'
   ])
   t.equal(e.message, `Invalid fastify-content-api options:\n${e.problems.map((p) => `  - ${p}`).join('\n')}`, 'the message lists each problem on its own line')
 })
@@ -108,12 +108,33 @@ t.test('cross-option problems are listed together with the other problems', asyn
 })
 
 t.test('bad db values', async (t) => {
-  const message = 'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }'
+  const message = 'db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { primary, replicas }, { pglite } or { dataDir }'
   for (const db of [42, true, null, [], ['postgres://localhost/db'], { dataDir: 5 }, { host: 'localhost' }, { connectionString: 5 }, { pglite: 'memory' }, { dataDir: '/tmp/x', extra: 1 }]) {
     t.test(`db: ${JSON.stringify(db)}`, async (t) => {
       t.same(await problems(t, { models: [article], db, schemaSync: { mode: 'off' } }), [message])
     })
   }
+})
+
+t.test('db: { primary, replicas }: checked per server, defaults filled in', async (t) => {
+  t.same(await problems(t, {
+    models: [article],
+    db: { primary: '', replicas: ['postgres://r1/db', { connectionString: 5 }, { connectionString: 'postgres://r3/db', max: 0 }, 7], probeIntervalMs: 1, maxLagMs: -1, extra: true },
+    schemaSync: { mode: 'off' }
+  }), [
+    'db.extra: not an option of { primary, replicas } (expected primary, replicas, probeIntervalMs, maxLagMs)',
+    'db.primary: expected a PostgreSQL connection string or { connectionString, max }',
+    'db.replicas[1].connectionString: must be a PostgreSQL connection string',
+    'db.replicas[2].max: must be an integer >= 1',
+    'db.replicas[3]: expected a PostgreSQL connection string or { connectionString, max }',
+    'db.probeIntervalMs: must be an integer >= 10 (milliseconds)',
+    'db.maxLagMs: must be an integer >= 0 (milliseconds), or null'
+  ])
+  t.same(await problems(t, { models: [article], db: { primary: 'postgres://p/db', replicas: 'postgres://r/db' }, schemaSync: { mode: 'off' } }),
+    ['db.replicas: must be an array of connection strings or { connectionString, max }'])
+  const resolved = resolveOptions({ models: [], db: { primary: { connectionString: 'postgres://p/db', max: 4 }, replicas: ['postgres://r/db'] }, pool: { size: 3 } })
+  t.same(resolved.db, { primary: { connectionString: 'postgres://p/db', max: 4 }, replicas: ['postgres://r/db'], probeIntervalMs: 1000, maxLagMs: null })
+  t.equal(resolved.pool.size, 3, 'pool.size is every pool\'s size unless a server sets its own max')
 })
 
 t.test('an app with bad options never starts and touches nothing', async (t) => {

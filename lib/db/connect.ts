@@ -5,6 +5,21 @@ import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, transactionSettings, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
 import { createEmbedded, type EmbeddedOptions } from './embedded.js'
+import { PROBE_INTERVAL_MS, ReplicaReads, replicaName, type ReplicaSettings } from './replicas.js'
+
+/** One PostgreSQL server of `db: { primary, replicas }`: a connection string, or one with its pool's size. */
+export type ServerOption = string | { connectionString: string, max?: number }
+
+/**
+ * A primary and its read replicas (docs/operations.md#read-replicas): writes, transactions, schema
+ * sync and the reads that must see the latest writes run on `primary`; the other reads on the
+ * replicas in turn, falling back to the primary. Each server gets a pool of its own with the
+ * `pool` settings; `max` sets that one pool's size.
+ */
+export interface ReplicatedDatabase extends Partial<ReplicaSettings> {
+  primary: ServerOption
+  replicas: ServerOption[]
+}
 
 /**
  * Where documents are stored:
@@ -18,6 +33,7 @@ export type DatabaseOption =
   | Kysely<any>
   | string
   | { connectionString: string, max?: number }
+  | ReplicatedDatabase
   | { pglite: PGlite }
   | EmbeddedOptions
   | undefined
@@ -35,6 +51,12 @@ export interface DatabaseHandle {
    * otherwise `db`.
    */
   readonly reads: QueryRunner
+  /**
+   * Where a cached read runs that must see the latest writes (a request that wrote, or asked for
+   * it: docs/operations.md#read-replicas): `reads` itself, except with replicas, where it is the
+   * primary's pool.
+   */
+  readonly primaryReads: QueryRunner
   readonly dialect: 'postgres' | 'pglite' | 'external'
   /**
    * The texts the plugin's pool sends as named statements, to which the reader adds the reads it
@@ -70,13 +92,28 @@ async function closeWithin (graceMs: number | undefined, close: () => Promise<vo
   }
 }
 
-function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
+/** A server's connection config and its pool's size (its own `max`, else `pool.size`). */
+function serverConfig (server: ServerOption, settings: PoolSettings): [pg.PoolConfig, PoolSettings] {
+  if (typeof server === 'string') return [{ connectionString: server }, settings]
+  const { max, ...config } = server as pg.PoolConfig
+  return [config, max === undefined ? settings : { ...settings, size: max }]
+}
+
+function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogger, replicated?: { option: ReplicatedDatabase, settings: PoolSettings }): DatabaseHandle {
   const prepared = settings.preparedStatements ? new PreparedStatements(settings.maxPreparedStatements) : null
   const pool = new ContentApiPool(poolConfig(config, settings), log, prepared, transactionSettings(settings))
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  // The replicas name the same texts: a name is a hash of its text, prepared per connection.
+  const replicas = replicated === undefined
+    ? null
+    : new ReplicaReads(pool, replicated.option.replicas.map((server) => {
+      const [replicaConfig, replicaSettings] = serverConfig(server, replicated.settings)
+      return { name: replicaName(replicaConfig.connectionString ?? ''), pool: new ContentApiPool(poolConfig(replicaConfig, replicaSettings), log, prepared) }
+    }), { probeIntervalMs: replicated.option.probeIntervalMs ?? PROBE_INTERVAL_MS, maxLagMs: replicated.option.maxLagMs ?? null }, log)
   return {
     db,
-    reads: pool,
+    reads: replicas ?? pool,
+    primaryReads: pool,
     dialect: 'postgres',
     prepared,
     async admin (fn) {
@@ -90,7 +127,9 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
         await adminDb.destroy()
       }
     },
-    close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { pool.abandon() }) }
+    close: async (graceMs) => {
+      await closeWithin(graceMs, async () => { await Promise.all([db.destroy(), replicas?.end()]) }, () => { pool.abandon(); replicas?.abandon() })
+    }
   }
 }
 
@@ -99,8 +138,12 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
  * a connection string; a Kysely or a PGlite given is used as it is.
  */
 export function connect (option: DatabaseOption, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  if (isKysely(option)) return { db: option, reads: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
+  if (isKysely(option)) return { db: option, reads: option, primaryReads: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
   if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
+  if (typeof option === 'object' && 'primary' in option) {
+    const [config, primarySettings] = serverConfig(option.primary, settings)
+    return postgres(config, primarySettings, log, { option, settings })
+  }
   if (typeof option === 'object' && 'connectionString' in option) {
     // `max` is `pool.size` now (options.ts resolves it); anything else given is kept, as before.
     const { max: _max, ...config } = option as pg.PoolConfig
@@ -108,7 +151,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   }
   if (typeof option === 'object' && 'pglite' in option) {
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
-    return { db, reads: db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
+    return { db, reads: db, primaryReads: db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const embedded: EmbeddedOptions = option ?? {}
   let created: PGlite | null = null
@@ -118,6 +161,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   return {
     db,
     reads: db,
+    primaryReads: db,
     dialect: 'pglite',
     prepared: null,
     admin: async (fn) => await fn(db),

@@ -25,6 +25,8 @@ export interface PoolSettings {
 /** Where the pool reports connections it loses (the Fastify logger). */
 export interface PoolLogger {
   warn (obj: object, msg: string): void
+  /** Good news (a read replica back in use); the Fastify logger has it. */
+  info? (obj: object, msg: string): void
 }
 
 /** pg's error when `query_timeout` passes without an answer. */

@@ -10,7 +10,7 @@ import { treeKey } from '../query/tree-key.js'
 import { checkRows, withinRows } from './within-rows.js'
 
 /** What the reader needs of the service's context: the database (and where reads run), the compiler's options, the statement cache, the named statements. */
-export type ReaderContext = Pick<ServiceContext, 'db' | 'reads' | 'compile' | 'queries' | 'prepared'>
+export type ReaderContext = Pick<ServiceContext, 'db' | 'reads' | 'primaryReads' | 'compile' | 'queries' | 'prepared'>
 
 /**
  * What a read takes of a tree: the page `tree.pagination` names (with its total when counted), a
@@ -30,6 +30,11 @@ export interface ReadOptions {
    * it may change after the call, and a cached statement would keep the old ones.
    */
   cache: boolean
+  /**
+   * Run on the primary even when `db` has read replicas: the caller wrote in this request, or
+   * asked to read its own writes (docs/operations.md#read-replicas).
+   */
+  primary: boolean
 }
 
 /** What a read returns: the JSON text PostgreSQL rendered (null: no such document), and a page's total. */
@@ -57,8 +62,9 @@ export class DocumentReader {
   read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
     const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
     const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
-    // Outside any transaction: on the plugin's own pool, straight on the pool (lib/db/pool.ts).
-    const { reads } = this.#ctx
+    // Outside any transaction: on the plugin's own pool, straight on the pool (lib/db/pool.ts),
+    // or on a replica's (lib/db/replicas.ts).
+    const reads = options.primary ? this.#ctx.primaryReads : this.#ctx.reads
     const { maxRows } = options
     if (read.probe !== null && maxRows !== undefined) {
       return withinRows(reads, read.probe, maxRows, async () => (await reads.executeQuery(read.query)).rows[0]).then(readRow)
@@ -72,9 +78,10 @@ export class DocumentReader {
   }
 
   /** `select count(*)::int from <table> as t where <scope and filters>`. */
-  async count (tree: QueryTree): Promise<number> {
-    const row = await compileCount(this.#ctx.db, this.#model, tree, this.#ctx.compile).executeTakeFirstOrThrow()
-    return row.count
+  async count (tree: QueryTree, primary: boolean): Promise<number> {
+    const query = compileCount(this.#ctx.db, this.#model, tree, this.#ctx.compile).compile()
+    const { rows } = await (primary ? this.#ctx.primaryReads : this.#ctx.reads).executeQuery(query)
+    return rows[0].count
   }
 
   /**

@@ -11,7 +11,7 @@ import { writeScope } from './locales.js'
 import { canLinkMedia, linkMedia, type EntryGuard } from './media-links.js'
 import { prepareWrite } from './prepare-write.js'
 import { permits } from './row-access.js'
-import type { Document, QueryParams, ServiceContext, WriteParams } from './types.js'
+import type { Consistency, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
 import { runWrite, type ChangeListeners } from './write-transaction.js'
 import { DocumentReader, type ReadOptions } from './reader.js'
@@ -29,6 +29,12 @@ export interface JsonPage {
 export interface TreeReadOptions {
   /** Refuse, with a 400, an answer of more than `limits.maxRows` rows, as the REST routes do. */
   limits?: boolean
+  /**
+   * With read replicas, `'eventual'` (the default: the REST and GraphQL reads) reads on a
+   * replica; `'strong'` on the primary, for a request that wrote or that asked to see its own
+   * writes (`x-content-api-consistency: strong`, docs/operations.md#read-replicas).
+   */
+  consistency?: Consistency
 }
 
 /**
@@ -63,7 +69,7 @@ export class DocumentService {
    */
   #tree (params: QueryParams, allowAllLocales: boolean): QueryTree {
     const pagination = params.pagination ?? pick(params as Record<string, unknown>, ['page', 'pageSize', 'start', 'limit'])
-    const { access, omitUnreadable, limits, ...query } = params
+    const { access, omitUnreadable, limits, consistency: _consistency, ...query } = params
     return parseQuery(this.model, { ...query, pagination } as RawQuery, {
       registry: this.#ctx.registry,
       limits: { ...this.#ctx.limits, withCount: false },
@@ -76,8 +82,8 @@ export class DocumentService {
   }
 
   /** How an application-code read runs: uncached (reader.ts says why), with `limits` under `maxRows`. */
-  #appRead (params: { limits?: boolean }): ReadOptions {
-    return { maxRows: params.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: false }
+  #appRead (params: { limits?: boolean, consistency?: Consistency }): ReadOptions {
+    return { maxRows: params.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: false, primary: params.consistency !== 'eventual' }
   }
 
   /**
@@ -117,8 +123,8 @@ export class DocumentService {
   }
 
   /** The number of matching documents: `select count(*)::int as "count" from "articles" as t where <scope and filters>`. */
-  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits'> = {}): Promise<number> {
-    return await this.#reader.count(this.#tree(params, true))
+  async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits' | 'consistency'> = {}): Promise<number> {
+    return await this.#reader.count(this.#tree(params, true), params.consistency !== 'eventual')
   }
 
   /**
@@ -166,7 +172,7 @@ export class DocumentService {
   }
 
   #treeRead (options: TreeReadOptions): ReadOptions {
-    return { maxRows: options.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: true }
+    return { maxRows: options.limits === true ? this.#ctx.bounds.maxRows : undefined, cache: true, primary: options.consistency === 'strong' }
   }
 
   /** REST reads: a client's query string, under every bound of `limits`. */

@@ -47,7 +47,17 @@ export interface QueryParams {
    * Application code is unbounded unless it asks.
    */
   limits?: boolean
+  /**
+   * Where the read runs when `db` has read replicas: `'strong'` (the default for application
+   * code) on the primary, which has every write committed before the call; `'eventual'` on a
+   * replica, which may lag behind (docs/operations.md#read-replicas). Without replicas, both read
+   * the one database.
+   */
+  consistency?: Consistency
 }
+
+/** Whether a read must see every write committed before it (`strong`: the primary) or may lag (`eventual`: a replica). */
+export type Consistency = 'strong' | 'eventual'
 
 export interface WriteParams {
   data: Record<string, unknown>
@@ -75,6 +85,8 @@ export interface ServiceContext {
   db: Kysely<any>
   /** Where cached reads run, outside any transaction: `db`, or the plugin's pool directly (lib/db/connect.ts). */
   reads: QueryRunner
+  /** Where cached reads run that must see the latest writes: `reads`, or with replicas the primary. */
+  primaryReads: QueryRunner
   /** Compiled reads by content type, query-tree shape (lib/query/tree-key.ts) and what is read of the tree (reader.ts). */
   queries: LruCache<string, CachedRead>
   /** Where the reads kept in `queries` are marked to run as named statements; null: all run unnamed. */

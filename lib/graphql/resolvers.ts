@@ -12,6 +12,8 @@ import { SLOTS, argsKey, attachSlots, planContext, planRoot, type PlanContext } 
 import { listRead, oneRead, type PlannedRead } from './query-tree.js'
 import type { FieldRole, GeneratedTypes, OperationNames } from './type-defs.js'
 import { currentGrant } from './wrap.js'
+import type { Consistency } from '../documents/types.js'
+import { requestedConsistency } from '../http/consistency.js'
 
 type Json = Record<string, unknown>
 type Resolver = GraphQLFieldResolver<any, any, any>
@@ -140,9 +142,14 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
   const planned = (info: GraphQLResolveInfo, extra: string, build: (ctx: PlanContext) => PlannedRead): PlannedRead =>
     deps.reads.get(info.fieldNodes[0], `${currentGrant(info)?.scope?.key ?? '-'}\u0000${JSON.stringify(info.variableValues)}\u0000${extra}`,
       () => build(plan(info, scope(info))))
-  const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo): Promise<Json | null> => {
+  /**
+   * Where a query's reads run: a replica unless the request asks for the primary (a mutation's
+   * reads always run there: it wrote, or is about to).
+   */
+  const consistency = (context: any): Consistency => context?.reply?.request === undefined ? 'eventual' : requestedConsistency(context.reply.request)
+  const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo, consistency: Consistency): Promise<Json | null> => {
     const read = planned(info, status, (ctx) => oneRead(model, planRoot(ctx, model, info), { status, locale: args.locale as string | undefined }, ctx, deps))
-    const json = await service.findOneJson(documentId, read.tree)
+    const json = await service.findOneJson(documentId, read.tree, { consistency })
     if (json === null) return null
     const document = JSON.parse(json) as Json
     attachSlots(read.level, document)
@@ -152,34 +159,34 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
 
   if (names.findOne !== null) {
     auth.set(`Query.${names.findOne}`, { uid: model.uid, action: 'findOne' })
-    queries[names.findOne] = async (_root, args: Json, _context, info) => {
+    queries[names.findOne] = async (_root, args: Json, context, info) => {
       const documentId = (deps.entity ? args.id : args.documentId) as string | null | undefined
       if (documentId === undefined || documentId === null) return answer(null)
-      return answer(await one(documentId, args, statusOf(args), info))
+      return answer(await one(documentId, args, statusOf(args), info, consistency(context)))
     }
   }
   if (names.find !== null && model.kind === 'singleType') {
     auth.set(`Query.${names.find}`, { uid: model.uid, action: 'find' })
-    queries[names.find] = async (_root, args: Json, _context, info) => answer(await one(null, args, statusOf(args), info))
+    queries[names.find] = async (_root, args: Json, context, info) => answer(await one(null, args, statusOf(args), info, consistency(context)))
   } else if (names.find !== null) {
-    const list = async (args: Json, info: GraphQLResolveInfo): Promise<{ documents: Json[], page: () => unknown }> => {
+    const list = async (args: Json, info: GraphQLResolveInfo, context: unknown): Promise<{ documents: Json[], page: () => unknown }> => {
       const window = resolveWindow(args.pagination as any, deps.defaultLimit, deps.amountLimit)
       const read = planned(info, '', (ctx) => listRead(model, planRoot(ctx, model, info), {
         filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
       }, window, ctx, deps))
-      const page = await service.findPageJson(read.tree)
+      const page = await service.findPageJson(read.tree, { consistency: consistency(context) })
       const documents = JSON.parse(page.json) as Json[]
       attachSlots(read.level, documents)
       capped(documents, deps.amountLimit, info)
       return { documents, page: () => pageInfo(window, page.total ?? 0) }
     }
-    const collection = async (_root: unknown, args: Json, _context: unknown, info: GraphQLResolveInfo): Promise<unknown> => {
-      const { documents, page } = await list(args, info)
+    const collection = async (_root: unknown, args: Json, context: unknown, info: GraphQLResolveInfo): Promise<unknown> => {
+      const { documents, page } = await list(args, info, context)
       const pagination = page()
       return { data: documents, nodes: documents, pageInfo: pagination, meta: { pagination } }
     }
     auth.set(`Query.${names.find}`, { uid: model.uid, action: 'find' })
-    queries[names.find] = deps.entity ? collection : async (_root, args: Json, _context, info) => (await list(args, info)).documents
+    queries[names.find] = deps.entity ? collection : async (_root, args: Json, context, info) => (await list(args, info, context)).documents
     if (names.connection !== null) {
       auth.set(`Query.${names.connection}`, { uid: model.uid, action: 'find' })
       queries[names.connection] = collection
@@ -190,7 +197,7 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
   const written = async (documentId: string | null, args: Json, info: GraphQLResolveInfo): Promise<unknown> => {
     if (documentId === null) return answer(null)
     const status = model.draftAndPublish ? statusOf(args) : 'published'
-    return answer(await one(documentId, args, status, info))
+    return answer(await one(documentId, args, status, info, 'strong'))
   }
   if (names.create !== null) {
     auth.set(`Mutation.${names.create}`, { uid: model.uid, action: 'create' })
@@ -218,7 +225,7 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     mutations[names.delete] = async (_root, args: Json, _context, info) => {
       const requested = model.kind === 'singleType' ? null : (deps.entity ? args.id : args.documentId) as string
       // The entity shape answers with the document as it was; read it before it goes.
-      const before = deps.entity ? await one(requested, args, 'published', info) ?? (model.draftAndPublish ? await one(requested, args, 'draft', info) : null) : null
+      const before = deps.entity ? await one(requested, args, 'published', info, 'strong') ?? (model.draftAndPublish ? await one(requested, args, 'draft', info, 'strong') : null) : null
       const result = await service.delete({ documentId: requested, locale: args.locale as string | undefined, access: scope(info) ?? undefined })
       if (deps.entity) return answer(result.entries > 0 ? before : null)
       const documentId = requested ?? result.documentId

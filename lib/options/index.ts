@@ -4,6 +4,7 @@ import { ConfigurationError } from '../errors.js'
 import { isKysely, type DatabaseOption } from '../db/connect.js'
 import { MAX_PREPARED_STATEMENTS } from '../db/prepared-statements.js'
 import { SETTING_NAME } from '../db/embedded.js'
+import { isReplicated, resolveReplicated } from './replicas.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
@@ -279,27 +280,28 @@ function schemaProblems (value: unknown): string[] {
  */
 function checkPool (db: unknown, pool: Record<string, unknown> | undefined): string[] {
   const keys = typeof pool === 'object' && pool !== null && !Array.isArray(pool) ? Object.keys(pool) : []
-  const ownPool = typeof db === 'string' || (typeof db === 'object' && db !== null && typeof (db as { connectionString?: unknown }).connectionString === 'string')
+  const ownPool = typeof db === 'string' || isReplicated(db) || (typeof db === 'object' && db !== null && typeof (db as { connectionString?: unknown }).connectionString === 'string')
   if (!ownPool) {
     return keys.length === 0
       ? []
       : [`pool.${keys.join(', pool.')}: only for the pool the plugin creates from a connection string; set it on your own pool or PGlite (docs/operations.md)`]
   }
-  const max = (db as { max?: unknown }).max
+  // With replicas, each server's `max` sizes its own pool (replicas.ts checks it).
+  const max = isReplicated(db) ? undefined : (db as { max?: unknown }).max
   if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1)) return ['db.max: must be an integer >= 1']
   if (max !== undefined && keys.includes('size')) return ['db.max and pool.size set the same thing: keep pool.size']
   return []
 }
 
 function checkDb (db: unknown): string[] {
-  if (db === undefined || typeof db === 'string' || isKysely(db)) return []
+  if (db === undefined || typeof db === 'string' || isKysely(db) || isReplicated(db)) return []
   if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
     const o = db as Record<string, unknown>
     if (typeof o.connectionString === 'string') return []
     if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
     if (Object.keys(o).every((k) => EMBEDDED_KEYS.has(k)) && (o.dataDir === undefined || typeof o.dataDir === 'string')) return checkEmbedded(o)
   }
-  return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { pglite } or { dataDir }']
+  return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { primary, replicas }, { pglite } or { dataDir }']
 }
 
 const EMBEDDED_KEYS = new Set(['dataDir', 'settings', 'bootSnapshot', 'optimizeWasm'])
@@ -333,8 +335,13 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const problems = schemaProblems(resolved)
   problems.push(...checkDb(input.db))
   problems.push(...checkPool(input.db, options.pool))
+  if (isReplicated(input.db)) {
+    const replicated = resolveReplicated(input.db)
+    problems.push(...replicated.problems)
+    resolved.db = replicated.db
+  }
   // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
-  const max = (input.db as { max?: unknown } | undefined)?.max
+  const max = isReplicated(input.db) ? undefined : (input.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
     resolved.pool.size = max as number
   }

@@ -8,6 +8,7 @@ import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { paginationMeta, parseQueryString, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
+import { requestedConsistency } from '../http/consistency.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import {
   DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
@@ -116,7 +117,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const query = tree(request, true)
-        const page = await service.findPageJson(query, { limits: true })
+        const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
         return send(request, reply, 200, listBody(page.json, paginationMeta(query.pagination, page.total)))
       }
     })
@@ -134,7 +135,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, tree(request, false), { limits: true })
+        const json = await service.findOneJson(documentId, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }
@@ -166,7 +167,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       config: action('find'),
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       handler: async (request, reply) => {
-        const json = await service.findOneJson(null, tree(request, false), { limits: true })
+        const json = await service.findOneJson(null, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return send(request, reply, 200, singleBody(json))
       }

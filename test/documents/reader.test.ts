@@ -28,7 +28,7 @@ const bounds = { populateDepth: 6, maxRows: 10000, queryLength: 16384, queryPara
 const limits = { defaultLimit: 25, maxLimit: 100, withCount: true }
 const i18n = { locales: ['en'], defaultLocale: 'en' }
 const queries = new LruCache<string, CachedRead>(100)
-const notes = new DocumentService(model, { db, reads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, queries, prepared: null })
+const notes = new DocumentService(model, { db, reads: db, primaryReads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, queries, prepared: null })
 for (const [title, rank] of [['a', 2], ['b', 1], ['a', 3]] as const) await notes.create({ data: { title, rank } })
 
 t.test('the same query from two surfaces: one compiled statement', async (t) => {
