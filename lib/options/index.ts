@@ -392,6 +392,9 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
     }
   }
   problems.push(...checkAuth(resolved.auth))
+  // TypeBox's defaulting copies plain objects: the Redis client must stay the application's own.
+  const redis = options.auth?.rateLimit === false ? undefined : options.auth?.rateLimit?.redis
+  if (typeof redis === 'object' && typeof resolved.auth?.rateLimit === 'object' && resolved.auth.rateLimit !== null) resolved.auth.rateLimit.redis = redis
   resolved.graphql = areaOptions(() => resolveGraphqlOptions(options.graphql), problems) ?? null
   resolved.upload = areaOptions(() => resolveUploadOptions(options.upload), problems)!
   if (problems.length > 0) throw new ConfigurationError(problems)
