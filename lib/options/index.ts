@@ -124,7 +124,8 @@ const ShutdownOptions = Type.Object({
 const AuthOptions = Type.Object({
   /**
    * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
-   * `test`, where a throwaway one is generated, with a warning, and tokens die with the process.
+   * `test`, where one is generated once per database, stored in `content_api_secrets` and shared
+   * by every instance on it, with a warning (lib/schema/stored-secrets.ts).
    */
   jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
   /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
