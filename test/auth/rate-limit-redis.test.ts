@@ -105,6 +105,22 @@ tap.test('options: a store that is not a redis URL or an ioredis client is refus
   t.strictSame(await refused(42), ['auth.rateLimit.redis: must be an ioredis client (new Redis(...)) or a redis:// or rediss:// URL'], 'a number')
 })
 
+tap.test('a URL without the ioredis package installed: a ConfigurationError that says so', async (t) => {
+  const script = fileURLToPath(new URL('../fixtures/rate-limit-redis-url.ts', import.meta.url))
+  const hook = fileURLToPath(new URL('../fixtures/without-ioredis.mjs', import.meta.url))
+  const child = spawn(process.execPath, ['--import=tsx', `--import=${hook}`, script], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += String(chunk) })
+  child.stderr!.on('data', (chunk) => { output += String(chunk) })
+  const code = await new Promise<number | string>((resolve) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); resolve('killed after 60 s') }, 60_000)
+    child.once('exit', (code) => { clearTimeout(timer); resolve(code ?? -1) })
+  })
+  t.equal(code, 0, output)
+  t.match(output, 'ConfigurationError: ', output)
+  t.match(output, 'auth.rateLimit.redis: a URL needs the ioredis package (npm install ioredis), or pass an ioredis client')
+})
+
 tap.test('against Redis', { skip: await reachable(6379) ? false : 'no Redis answers on 127.0.0.1:6379 (start redis-server to run these tests)' }, async (t) => {
   const admin = new Redis(REDIS_URL, { lazyConnect: true })
   admin.on('error', () => {})
