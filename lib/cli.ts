@@ -76,7 +76,8 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
   try {
     const options = await loadOptions(values.config!)
     if ((command === 'create' || command === 'regenerate') && options.auth?.apiTokenSalt === undefined) {
-      // The plugin would generate a throwaway salt, and the key printed would never work against the application.
+      // The plugin would use a generated salt (stored in the database outside production), and the
+      // key printed would never work against an application that is given its own.
       throw new UsageError('FCA_ERR_CLI_NO_SALT', command, values.config!)
     }
     await app.register(contentApi, options)

@@ -17,7 +17,8 @@ import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './
 import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
-import { countedTables, syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
 import { serverOptionsInUse } from './server/server-options.js'
 import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
@@ -72,12 +73,13 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 
   let schemaPlan: SchemaSyncResult
   let rowCounts: ReadonlySet<string>
+  let secrets: { jwtSecret: string, apiTokenSalt: string }
   try {
     // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
-    [schemaPlan, rowCounts] = await handle.admin(async (db) => {
+    [schemaPlan, rowCounts, secrets] = await handle.admin(async (db) => {
       const plan = await syncSchema(db, registry, options.schemaSync, app.log)
       if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
-      return [plan, await countedTables(db, registry)] as const
+      return [plan, await countedTables(db, registry), await authSecrets(db, options, app)] as const
     })
   } catch (err) {
     await handle.close()
@@ -93,7 +95,6 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     return service
   }
 
-  const secrets = authSecrets(options.auth, app)
   const auth = await createAuth({
     stores: authStores(handle.db, authModels(registry)),
     registry,
@@ -138,17 +139,27 @@ function answerServerErrors (app: FastifyInstance, restPrefix: string, graphqlEn
 
 /**
  * The JWT secret and the API-token salt. Only development and test (or no NODE_ENV) may go
- * without them (options validation refuses to start elsewhere); there missing ones are
- * generated, with a warning, because every restart then signs users out and voids API tokens.
+ * without them (options validation refuses to start elsewhere); there missing ones are read
+ * from the database, where the first instance generated and stored them
+ * (lib/schema/stored-secrets.ts), so that every instance on one database signs and checks alike
+ * and a restart keeps users signed in. A configured one always wins. With schema sync off or
+ * dry, the table is not created, and missing ones are generated per process, as before. The
+ * warning names the options, never a value.
  */
-function authSecrets (auth: ResolvedOptions['auth'], app: FastifyInstance): { jwtSecret: string, apiTokenSalt: string } {
+async function authSecrets (db: Kysely<any>, options: ResolvedOptions, app: FastifyInstance): Promise<{ jwtSecret: string, apiTokenSalt: string }> {
+  const { auth } = options
   const missing = (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)
-  if (missing.length > 0) {
-    app.log.warn(`fastify-content-api: no ${missing.map((k) => `auth.${k}`).join(' or ')} given; using a throwaway one (set it in production)`)
+  if (missing.length === 0) return { jwtSecret: auth.jwtSecret!, apiTokenSalt: auth.apiTokenSalt! }
+  const { values } = await storedSecrets(db, missing, { create: options.schemaSync.mode === 'apply' })
+  const named = missing.map((k) => `auth.${k}`).join(' or ')
+  if (missing.every((key) => values[key] !== undefined)) {
+    app.log.warn(`fastify-content-api: no ${named} given; using a generated one stored in the database table ${SECRETS_TABLE}, shared by every instance on this database (for development only: set it in production)`)
+  } else {
+    app.log.warn(`fastify-content-api: no ${named} given; using a throwaway one, as schema sync is not applying changes (set it in production)`)
   }
   return {
-    jwtSecret: auth.jwtSecret ?? randomBytes(32).toString('hex'),
-    apiTokenSalt: auth.apiTokenSalt ?? randomBytes(32).toString('hex')
+    jwtSecret: auth.jwtSecret ?? values.jwtSecret ?? randomBytes(32).toString('hex'),
+    apiTokenSalt: auth.apiTokenSalt ?? values.apiTokenSalt ?? randomBytes(32).toString('hex')
   }
 }
 

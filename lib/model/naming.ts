@@ -43,3 +43,10 @@ export function quoteIdent (name: string): string {
  * locale, kept by triggers (lib/schema/row-counts.ts) and read for `meta.pagination.total`.
  */
 export const ROW_COUNTS_TABLE = 'content_api_row_counts'
+
+/**
+ * The library's own table of secrets generated outside production (the JWT secret and the API
+ * token salt when not configured), so that every instance on one database uses the same ones
+ * (lib/schema/stored-secrets.ts).
+ */
+export const SECRETS_TABLE = 'content_api_secrets'

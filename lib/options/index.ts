@@ -132,18 +132,31 @@ const ShutdownOptions = Type.Object({
 const AuthOptions = Type.Object({
   /**
    * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
-   * `test`, where a throwaway one is generated, with a warning, and tokens die with the process.
+   * `test`, where one is generated once per database, stored in `content_api_secrets` and shared
+   * by every instance on it, with a warning (lib/schema/stored-secrets.ts).
    */
   jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
   /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
   jwtExpiresIn: Type.Union([Type.String(), Type.Integer({ minimum: 1 })], { default: '30d' }),
   /** Key of the HMAC that stores API tokens. Required where `jwtSecret` is. */
   apiTokenSalt: Type.Optional(Type.String({ minLength: 16 })),
-  /** Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a minute); `false` disables. */
+  /**
+   * Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a
+   * minute); `false` disables. Counted in this process's memory unless `redis` is given: an
+   * ioredis client of the application's, or a `redis://` / `rediss://` URL the plugin connects to
+   * (and closes) itself; then every instance on that Redis counts against one limit, its keys
+   * starting with `nameSpace`. docs/auth.md#rate-limits.
+   */
   rateLimit: Type.Union([
     Type.Literal(false),
-    Type.Object({ max: Type.Integer({ minimum: 1, default: 10 }), timeWindow: Type.Integer({ minimum: 1, default: 60000 }) }, { additionalProperties: false })
-  ], { default: { max: 10, timeWindow: 60000 } }),
+    Type.Object({
+      max: Type.Integer({ minimum: 1, default: 10 }),
+      timeWindow: Type.Integer({ minimum: 1, default: 60000 }),
+      /** Checked by checkRateLimitStore: an ioredis client or a redis:// URL. */
+      redis: Type.Optional(Type.Unknown()),
+      nameSpace: Type.String({ minLength: 1, default: 'fastify-content-api:rate-limit:' })
+    }, { additionalProperties: false })
+  ], { default: { max: 10, timeWindow: 60000, nameSpace: 'fastify-content-api:rate-limit:' } }),
   register: Type.Object({
     /** `POST /api/auth/local/register` accepts new users. */
     enabled: Type.Boolean({ default: true }),
@@ -211,7 +224,9 @@ export interface ContentApiOptions {
   query?: Partial<Static<typeof QueryOptions>>
   /** Bounds on a request's work (docs/operations.md). */
   limits?: Partial<Static<typeof LimitOptions>>
-  auth?: Partial<Omit<Static<typeof AuthOptions>, 'register' | 'email'>> & {
+  auth?: Partial<Omit<Static<typeof AuthOptions>, 'register' | 'email' | 'rateLimit'>> & {
+    /** `false`, or the limit and, for many instances, its shared store (docs/auth.md#rate-limits). */
+    rateLimit?: false | RateLimitOptions
     register?: Partial<Static<typeof AuthOptions>['register']>
     email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string }
   }
@@ -219,6 +234,32 @@ export interface ContentApiOptions {
   graphql?: GraphqlOptions | false
   /** Upload API and storage provider options (docs/upload.md). */
   upload?: UploadOptions
+}
+
+export interface RateLimitOptions {
+  /** Requests allowed per client and path in one window. Default 10. */
+  max?: number
+  /** The window, in milliseconds. Default 60000. */
+  timeWindow?: number
+  /**
+   * Keep the counts in Redis, shared by every instance: an ioredis client the application owns
+   * (and closes), or a `redis://` / `rediss://` URL from which the plugin makes its own client
+   * (needs the `ioredis` package) and closes it with the app.
+   */
+  redis?: RedisClient | string
+  /** Prefix of the Redis keys, so that two applications on one Redis count apart. */
+  nameSpace?: string
+}
+
+/**
+ * What the Redis store needs of a client: ioredis's `Redis` (or `Cluster`) fits. Typed here, not
+ * imported, because ioredis is an optional peer dependency.
+ */
+export interface RedisClient {
+  defineCommand: (name: string, definition: { numberOfKeys?: number, lua: string }) => void
+  on: (event: string, listener: (...args: any[]) => void) => unknown
+  off: (event: string, listener: (...args: any[]) => void) => unknown
+  readonly status: string
 }
 
 export interface EmailMessage {
@@ -240,7 +281,10 @@ export interface ResolvedOptions {
   i18n: Static<typeof I18nOptions>
   query: Static<typeof QueryOptions>
   limits: Static<typeof LimitOptions>
-  auth: Static<typeof AuthOptions> & { email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string } }
+  auth: Omit<Static<typeof AuthOptions>, 'rateLimit'> & {
+    rateLimit: false | { max: number, timeWindow: number, redis?: RedisClient | string, nameSpace: string }
+    email?: { send: (message: EmailMessage) => Promise<void> | void, from?: string }
+  }
   /** Null when GraphQL is off (`graphql: false`). */
   graphql: ResolvedGraphqlOptions | null
   upload: ResolvedUploadOptions
@@ -369,6 +413,9 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
     }
   }
   problems.push(...checkAuth(resolved.auth))
+  // TypeBox's defaulting copies plain objects: the Redis client must stay the application's own.
+  const redis = options.auth?.rateLimit === false ? undefined : options.auth?.rateLimit?.redis
+  if (typeof redis === 'object' && typeof resolved.auth?.rateLimit === 'object' && resolved.auth.rateLimit !== null) resolved.auth.rateLimit.redis = redis
   resolved.graphql = areaOptions(() => resolveGraphqlOptions(options.graphql), problems) ?? null
   resolved.upload = areaOptions(() => resolveUploadOptions(options.upload), problems)!
   if (problems.length > 0) throw new ConfigurationError(problems)
@@ -396,6 +443,7 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
   if (auth.register?.emailConfirmation === true && email === undefined) problems.push('auth.register.emailConfirmation needs auth.email.send')
   // The reset email's link would have no host: `?code=...` alone.
   if (email !== undefined && auth.urls?.resetPassword === undefined) problems.push('auth.email needs auth.urls.resetPassword (the page the reset-password email links to)')
+  problems.push(...checkRateLimitStore(auth.rateLimit))
   const env = process.env.NODE_ENV
   // A missing secret is generated (with a warning) rather than refused only without NODE_ENV, in development and test.
   if (env !== undefined && env !== 'development' && env !== 'test') {
@@ -405,6 +453,28 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
     if (auth.apiTokenSalt === undefined) problems.push(`auth.apiTokenSalt is required ${where}`)
   }
   return problems
+}
+
+/**
+ * `auth.rateLimit.redis`: a client that can run the limiter's Lua script (ioredis's
+ * `defineCommand`), or a URL that ioredis connects to. Anything else would surface as a failed
+ * count on the first login, and fail open in silence, so it is refused here, at start-up.
+ */
+function checkRateLimitStore (rateLimit: unknown): string[] {
+  if (typeof rateLimit !== 'object' || rateLimit === null) return []
+  const redis = (rateLimit as { redis?: unknown }).redis
+  if (redis === undefined) return []
+  if (typeof redis === 'string') {
+    let url: URL | null = null
+    try { url = new URL(redis) } catch {}
+    if (url === null || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+      return ['auth.rateLimit.redis: must be a redis:// or rediss:// URL (e.g. redis://127.0.0.1:6379/0), or an ioredis client']
+    }
+    return []
+  }
+  if (typeof redis === 'object' && redis !== null && typeof (redis as { defineCommand?: unknown }).defineCommand === 'function' &&
+    typeof (redis as { on?: unknown }).on === 'function') return []
+  return ['auth.rateLimit.redis: must be an ioredis client (new Redis(...)) or a redis:// or rediss:// URL']
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */

@@ -200,7 +200,7 @@ t.test('another salt voids every key', async (t) => {
   const created = await tokens.create({ name: 'salted', type: 'full-access' })
   const restarted = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await restarted.close() })
-  // The same database, restarted with another salt (or none in development: a throwaway one).
+  // The same database, restarted with another salt (or none in development: the one stored in the database).
   await restarted.register(contentApi, { models: [note], db: database.connectAgain(), auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'a-different-salt-0123456789', rateLimit: false } })
   await restarted.ready()
   const res = await restarted.inject({ method: 'GET', url: '/api/notes', headers: { authorization: `Bearer ${created.accessKey}` } })

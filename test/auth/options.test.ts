@@ -6,10 +6,10 @@ import { createTestDatabase } from '../helpers/database.js'
 
 /**
  * The auth options: production, and every NODE_ENV but development and test, refuses to start
- * without `auth.jwtSecret` and `auth.apiTokenSalt` (throwaway ones would sign every user out and
- * void every API token at each restart); development and test start with generated ones and say
- * so in the log. The email flows need what they send: a sender for confirmation, a reset page
- * for the reset link.
+ * without `auth.jwtSecret` and `auth.apiTokenSalt`; development and test start with generated
+ * ones, stored in the database so that instances agree (test/schema/stored-secrets.test.ts), and
+ * say so in the log. The email flows need what they send: a sender for confirmation, a reset
+ * page for the reset link.
  */
 
 const JWT_REQUIRED = 'auth.jwtSecret is required in production'
@@ -149,10 +149,10 @@ t.test('secrets shorter than 16 characters are refused everywhere', async (t) =>
   t.match((err as ConfigurationError).problems.join('\n'), /auth\.apiTokenSalt/)
 })
 
-t.test('development and test: start with throwaway secrets and a warning', async (t) => {
+t.test('development and test: start with secrets stored in the database, and a warning', async (t) => {
   for (const env of ['development', 'test', undefined]) {
     const { app, logs } = await withNodeEnv(env, async () => await start(t, { rateLimit: false }))
-    const warnings = logs.filter((l) => l.level === 40 && l.msg.includes('throwaway'))
+    const warnings = logs.filter((l) => l.level === 40 && l.msg.includes('stored in the database'))
     t.equal(warnings.length, 1, `NODE_ENV=${String(env)}: one warning`)
     t.match(warnings[0]?.msg, /auth\.jwtSecret/, 'naming auth.jwtSecret')
     t.match(warnings[0]?.msg, /auth\.apiTokenSalt/, 'and auth.apiTokenSalt')
@@ -166,17 +166,17 @@ t.test('development and test: start with throwaway secrets and a warning', async
   }
 
   const { logs } = await withNodeEnv('development', async () => await start(t, { jwtSecret: 'development-jwt-secret-0123456789', rateLimit: false }))
-  const warning = logs.find((l) => l.msg.includes('throwaway'))
+  const warning = logs.find((l) => l.msg.includes('stored in the database'))
   t.match(warning?.msg, /auth\.apiTokenSalt/, 'one missing secret: named')
   t.notMatch(warning?.msg, /auth\.jwtSecret/, 'the given one is not')
 })
 
-t.test('development: each start generates new secrets', async (t) => {
+t.test('development: each database has its own secrets', async (t) => {
   const first = await withNodeEnv('development', async () => await start(t, { rateLimit: false }))
   const second = await withNodeEnv('development', async () => await start(t, { rateLimit: false }))
   const register = await first.app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'one', email: 'one@example.com', password: 'Password123!' } })
   const jwt = JSON.parse(register.body).jwt as string
   await second.app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'one', email: 'one@example.com', password: 'Password123!' } })
   const me = await second.app.inject({ method: 'GET', url: '/api/users/me', headers: { authorization: `Bearer ${jwt}` } })
-  t.equal(me.statusCode, 401, 'a JWT of one start is not valid at the next (the same user id exists in both)')
+  t.equal(me.statusCode, 401, 'a JWT of one database is not valid on another (the same user id exists in both)')
 })
