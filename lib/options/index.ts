@@ -116,6 +116,29 @@ const PoolOptions = Type.Object({
   maxPreparedStatements: Type.Integer({ minimum: 1, default: MAX_PREPARED_STATEMENTS })
 }, { additionalProperties: false })
 
+/**
+ * Cross-instance change notifications (PostgreSQL LISTEN/NOTIFY, lib/db/notifications.ts): on by
+ * default with a connection string; `false` turns them off (each instance then sees other
+ * instances' changes only as its caches expire).
+ */
+const NotificationOptions = Type.Union([
+  Type.Literal(false),
+  Type.Object({
+    /**
+     * The channel; by default `content_api_` and the md5 of the schema (`current_schema()`), so
+     * that only apps sharing tables hear each other. Set one behind PgBouncer when the schema
+     * comes from a startup parameter it ignores.
+     */
+    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+    /**
+     * Where the listening connection connects, when not where the pool does: the primary itself
+     * behind PgBouncer in transaction mode (which cannot LISTEN), or with a Kysely given (without
+     * it, a Kysely's instances are not told of each other's changes).
+     */
+    connectionString: Type.Optional(Type.String({ minLength: 1 }))
+  }, { additionalProperties: false })
+], { default: {} })
+
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */
 const ShutdownOptions = Type.Object({
   timeoutMs: Type.Integer({ minimum: 0, default: 10000 })
@@ -174,6 +197,7 @@ const OptionsSchema = Type.Object({
   db: Type.Optional(Type.Unknown()),
   pool: Type.Optional(PoolOptions),
   shutdown: Type.Optional(ShutdownOptions),
+  notifications: NotificationOptions,
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
@@ -197,6 +221,8 @@ export interface ContentApiOptions {
   pool?: Partial<Static<typeof PoolOptions>>
   /** How `app.close()` drains requests (docs/operations.md). */
   shutdown?: Partial<Static<typeof ShutdownOptions>>
+  /** Cross-instance change notifications (docs/operations.md#many-instances); `false` turns them off. */
+  notifications?: Static<typeof NotificationOptions>
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
@@ -227,6 +253,7 @@ export interface ResolvedOptions {
   db: DatabaseOption
   pool: Static<typeof PoolOptions>
   shutdown: Static<typeof ShutdownOptions>
+  notifications: Static<typeof NotificationOptions>
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
@@ -284,6 +311,13 @@ function checkPool (db: unknown, pool: Record<string, unknown> | undefined): str
   return []
 }
 
+/** PGlite is one process: there is no other instance to listen to. */
+function checkNotifications (db: unknown, notifications: unknown): string[] {
+  const given = typeof notifications === 'object' && notifications !== null && Object.keys(notifications).length > 0
+  const pglite = db === undefined || (typeof db === 'object' && db !== null && !isKysely(db) && typeof (db as { connectionString?: unknown }).connectionString !== 'string')
+  return given && pglite ? ['notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL'] : []
+}
+
 function checkDb (db: unknown): string[] {
   if (db === undefined || typeof db === 'string' || isKysely(db)) return []
   if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
@@ -326,6 +360,7 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const problems = schemaProblems(resolved)
   problems.push(...checkDb(input.db))
   problems.push(...checkPool(input.db, options.pool))
+  problems.push(...checkNotifications(input.db, options.notifications))
   // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
   const max = (input.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
@@ -390,7 +425,7 @@ function checkAuth (auth: ResolvedOptions['auth'] | undefined): string[] {
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
 function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown']) {
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown', 'notifications']) {
     const value = input[key]
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
   }
