@@ -119,25 +119,23 @@ const PoolOptions = Type.Object({
 /**
  * Cross-instance change notifications (PostgreSQL LISTEN/NOTIFY, lib/db/notifications.ts): on by
  * default with a connection string; `false` turns them off (each instance then sees other
- * instances' changes only as its caches expire).
+ * instances' changes only as its caches expire). Checked by `checkNotifications`, for messages
+ * that name the key at fault rather than each member of a union.
  */
-const NotificationOptions = Type.Union([
-  Type.Literal(false),
-  Type.Object({
-    /**
-     * The channel; by default `content_api_` and the md5 of the schema (`current_schema()`), so
-     * that only apps sharing tables hear each other. Set one behind PgBouncer when the schema
-     * comes from a startup parameter it ignores.
-     */
-    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
-    /**
-     * Where the listening connection connects, when not where the pool does: the primary itself
-     * behind PgBouncer in transaction mode (which cannot LISTEN), or with a Kysely given (without
-     * it, a Kysely's instances are not told of each other's changes).
-     */
-    connectionString: Type.Optional(Type.String({ minLength: 1 }))
-  }, { additionalProperties: false })
-], { default: {} })
+export type NotificationOptions = false | {
+  /**
+   * The channel; by default `content_api_` and the md5 of the schema (`current_schema()`), so
+   * that only apps sharing tables hear each other. Set one behind PgBouncer when the schema
+   * comes from a startup parameter it ignores.
+   */
+  channel?: string
+  /**
+   * Where the listening connection connects, when not where the pool does: the primary itself
+   * behind PgBouncer in transaction mode (which cannot LISTEN), or with a Kysely given (without
+   * it, a Kysely's instances are not told of each other's changes).
+   */
+  connectionString?: string
+}
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */
 const ShutdownOptions = Type.Object({
@@ -197,7 +195,7 @@ const OptionsSchema = Type.Object({
   db: Type.Optional(Type.Unknown()),
   pool: Type.Optional(PoolOptions),
   shutdown: Type.Optional(ShutdownOptions),
-  notifications: NotificationOptions,
+  notifications: Type.Optional(Type.Unknown()),
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
@@ -222,7 +220,7 @@ export interface ContentApiOptions {
   /** How `app.close()` drains requests (docs/operations.md). */
   shutdown?: Partial<Static<typeof ShutdownOptions>>
   /** Cross-instance change notifications (docs/operations.md#many-instances); `false` turns them off. */
-  notifications?: Static<typeof NotificationOptions>
+  notifications?: NotificationOptions
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
@@ -253,7 +251,7 @@ export interface ResolvedOptions {
   db: DatabaseOption
   pool: Static<typeof PoolOptions>
   shutdown: Static<typeof ShutdownOptions>
-  notifications: Static<typeof NotificationOptions>
+  notifications: NotificationOptions
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
@@ -311,11 +309,18 @@ function checkPool (db: unknown, pool: Record<string, unknown> | undefined): str
   return []
 }
 
-/** PGlite is one process: there is no other instance to listen to. */
+/** `false`, or `{ channel?, connectionString? }`; not with embedded PGlite, one process with no other instance to tell. */
 function checkNotifications (db: unknown, notifications: unknown): string[] {
-  const given = typeof notifications === 'object' && notifications !== null && Object.keys(notifications).length > 0
+  if (notifications === undefined || notifications === false) return []
+  if (typeof notifications !== 'object' || notifications === null || Array.isArray(notifications)) return ['notifications: must be false or { channel?, connectionString? }']
+  const problems: string[] = []
+  const { channel, connectionString, ...rest } = notifications as Record<string, unknown>
+  if (Object.keys(rest).length > 0) problems.push(`notifications: unknown option(s) ${Object.keys(rest).join(', ')}`)
+  if (channel !== undefined && (typeof channel !== 'string' || channel === '' || Buffer.byteLength(channel) > 63)) problems.push('notifications.channel: must be a string of 1 to 63 bytes (a PostgreSQL identifier)')
+  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) problems.push('notifications.connectionString: must be a connection string')
   const pglite = db === undefined || (typeof db === 'object' && db !== null && !isKysely(db) && typeof (db as { connectionString?: unknown }).connectionString !== 'string')
-  return given && pglite ? ['notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL'] : []
+  if (pglite && Object.keys(notifications).length > 0) problems.push('notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL')
+  return problems
 }
 
 function checkDb (db: unknown): string[] {
@@ -361,6 +366,7 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   problems.push(...checkDb(input.db))
   problems.push(...checkPool(input.db, options.pool))
   problems.push(...checkNotifications(input.db, options.notifications))
+  resolved.notifications ??= {}
   // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
   const max = (input.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
