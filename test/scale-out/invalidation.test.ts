@@ -1,7 +1,10 @@
 import t, { type Test } from 'tap'
+import Fastify from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { Notifications } from '../../lib/db/notifications.js'
+import contentApi from '../../lib/index.js'
+import { post, tag } from '../reliability/helpers.js'
 import { call, heard, needsPostgres, scratchDatabase, startInstances, until, type Instance } from './instances.js'
 
 /**
@@ -231,4 +234,40 @@ t.test('a notification is delivered on commit only', { skip: needsPostgres, time
   t.ok(await until(async () => received.length > 0, Date.now(), 2000), 'the committed one arrives')
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.same(received, ['update'], 'and only it')
+})
+
+t.test('a Kysely given, with notifications.connectionString: instances notify each other', { skip: needsPostgres, timeout: 60_000 }, async (t) => {
+  const db = await scratchDatabase(t)
+  const apps = []
+  for (let i = 0; i < 2; i++) {
+    const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db, max: 2 }) }) })
+    const app = Fastify()
+    t.teardown(async () => { await app.close(); await kysely.destroy() })
+    await app.register(contentApi, { models: [post], components: { 'shared.tag': tag }, db: kysely, notifications: { connectionString: db }, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false } })
+    await app.ready()
+    apps.push(app)
+  }
+  const [a, b] = apps
+  const find = async (): Promise<number> => (await b.inject({ method: 'GET', url: '/api/posts' })).statusCode
+  await a.contentApi.permissions.grant('public', [FIND])
+  t.ok(await until(async () => await find() === 200, Date.now(), 2000) !== null, 'granted')
+  t.equal(await find(), 200, 'cached on B')
+  await a.contentApi.permissions.revoke('public', [FIND])
+  const ms = await until(async () => await find() === 403, Date.now(), 2000)
+  t.ok(ms !== null && ms < 5 * WITHIN_MS, `revoked on B in ${ms} ms`)
+})
+
+t.test('a listener that cannot connect at start: the app starts, writes work, the problem is logged', { skip: needsPostgres, timeout: 60_000 }, async (t) => {
+  const db = await scratchDatabase(t)
+  const logs: string[] = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line).msg) } } } })
+  t.teardown(async () => { await app.close() })
+  await app.register(contentApi, { models: [post], components: { 'shared.tag': tag }, db, notifications: { connectionString: 'postgres://postgres@127.0.0.1:1/none' }, auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false } })
+  await app.ready()
+  await app.contentApi.permissions.grant('public', [FIND])
+  t.equal((await app.inject({ method: 'GET', url: '/api/posts' })).statusCode, 200)
+  t.ok(logs.some((msg) => msg.startsWith('fastify-content-api: the change listener could not connect')), 'logged')
+  const start = Date.now()
+  await app.close()
+  t.ok(Date.now() - start < 2000, 'closes without waiting for the retries')
 })
