@@ -340,7 +340,7 @@ export class DocumentService {
    */
   async linkMedia (params: { rowId: number, association: MediaAssociation, fileIds: readonly number[], access?: AccessScope }): Promise<boolean> {
     const target = { model: this.model, association: params.association, rowId: params.rowId }
-    return await linkMedia(this.#ctx.db, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
+    return await linkMedia(this.#ctx.db, this.#ctx.changes, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
   }
 
   /** The row-level check of a link, through the link's transaction. */
