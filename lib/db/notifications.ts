@@ -48,13 +48,17 @@ export interface ListenerSettings {
   client: pg.ClientConfig
   /** A fixed channel, or null for the one derived from the schema (see above). */
   channel: string | null
+  /** How often the connection is checked (`HEARTBEAT_MS` by default; tests shorten it). */
+  heartbeatMs?: number
 }
 
 const FIRST_RETRY_MS = 50
 const LAST_RETRY_MS = 5000
 /**
- * How often the listening connection is checked with `select 1`: a connection whose network went
- * silent reports nothing until TCP gives up (minutes); a failed check reconnects and resyncs.
+ * How often the listening connection is checked: a connection whose network went silent reports
+ * nothing until TCP gives up (minutes); a failed check reconnects and resyncs. The check sends the
+ * `listen` again (a no-op when listening), so that the session's query in `pg_stat_activity`
+ * always reads `listen "<channel>"`: how an operator (or a test) tells it from the pool's.
  */
 const HEARTBEAT_MS = 15_000
 const HEARTBEAT_TIMEOUT_MS = 5000
@@ -122,9 +126,10 @@ export class Notifications {
     client.on('error', (err) => { this.#lost(client, err) })
     client.on('end', () => { this.#lost(client) })
     client.on('notification', (notification) => { this.#receive(notification.payload) })
+    let channel: string
     try {
       await client.connect()
-      const channel = this.#settings.channel ?? (await client.query<{ channel: string }>("select 'content_api_' || md5(current_schema()) as channel")).rows[0].channel
+      channel = this.#settings.channel ?? (await client.query<{ channel: string }>("select 'content_api_' || md5(current_schema()) as channel")).rows[0].channel
       await client.query(`listen ${quoteIdent(channel)}`)
       this.channel = channel
     } catch (err) {
@@ -140,16 +145,16 @@ export class Notifications {
     if (this.#closed) { await client.end().catch(() => {}); return }
     this.#client = client
     this.#delay = FIRST_RETRY_MS
-    this.#heartbeat = setInterval(() => { this.#check(client) }, HEARTBEAT_MS).unref()
+    this.#heartbeat = setInterval(() => { this.#check(client, channel) }, this.#settings.heartbeatMs ?? HEARTBEAT_MS).unref()
     if (this.#missed) {
       this.#missed = false
       this.#onResync()
     }
   }
 
-  #check (client: pg.Client): void {
+  #check (client: pg.Client, channel: string): void {
     const timeout = setTimeout(() => { this.#lost(client, new Error('heartbeat timed out')) }, HEARTBEAT_TIMEOUT_MS)
-    client.query('select 1').then(() => { clearTimeout(timeout) }, (err) => { clearTimeout(timeout); this.#lost(client, err) })
+    client.query(`listen ${quoteIdent(channel)}`).then(() => { clearTimeout(timeout) }, (err) => { clearTimeout(timeout); this.#lost(client, err) })
   }
 
   #lost (client: pg.Client, err?: Error): void {
