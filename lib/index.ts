@@ -8,6 +8,8 @@ import { authModels, authPlugin, createAuth } from './auth/index.js'
 import type { PermissionStore } from './auth/permissions.js'
 import { connect } from './db/connect.js'
 import { warnLooseServerSettings } from './db/server-settings.js'
+import { notificationsFor, type Notifications } from './db/notifications.js'
+import { ChangeEvents } from './documents/change-events.js'
 import { LruCache } from './lru-cache.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
@@ -62,13 +64,17 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const options = resolveOptions(userOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
+  let notifications: Notifications | null = null
   // Registered first, so that the database is closed with the app whatever fails below. The
   // content API's paths are recorded once it has registered (answerServerErrors), before any
   // request arrives.
   gracefulShutdown(app, {
     timeoutMs: options.shutdown.timeoutMs,
     isContentRequest: (request) => surfaceOf(app.server, request.url) !== null,
-    closeDatabase: async (graceMs) => { await handle.close(graceMs) }
+    closeDatabase: async (graceMs) => {
+      await notifications?.close()
+      await handle.close(graceMs)
+    }
   })
 
   let schemaPlan: SchemaSyncResult
@@ -86,7 +92,12 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     throw err
   }
 
-  const context = { db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  // Other instances' changes (lib/db/notifications.ts), heard from before the first request.
+  notifications = notificationsFor(options.notifications, handle.listener, app.log)
+  const changes = new ChangeEvents(notifications, app.log)
+  await notifications?.start()
+
+  const context = { changes, db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {
@@ -96,9 +107,10 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   }
 
   const auth = await createAuth({
-    stores: authStores(handle.db, authModels(registry)),
+    stores: authStores(handle.db, authModels(registry), changes),
     registry,
     documents,
+    changes,
     options: options.auth,
     apiTokenSalt: secrets.apiTokenSalt,
     log: app.log
@@ -167,6 +179,7 @@ export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options/index.js'
+export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'

@@ -294,3 +294,16 @@ t.test('the embedded PGlite\'s options: db.settings, db.bootSnapshot, db.optimiz
     'db.settings.maintenance_work_mem: must be a string, a number or a boolean'
   ])
 })
+
+t.test('notifications: shape, and not with embedded PGlite', async (t) => {
+  const db = 'postgres://127.0.0.1:1/none'
+  t.same(await problems(t, { models: [article], db, notifications: { channel: 'x'.repeat(64), extra: 1, connectionString: 5 } }), [
+    'notifications: unknown option(s) extra',
+    'notifications.channel: must be a string of 1 to 63 bytes (a PostgreSQL identifier)',
+    'notifications.connectionString: must be a connection string'
+  ])
+  t.same(await problems(t, { models: [article], db, notifications: true }), ['notifications: must be false or { channel?, connectionString? }'])
+  t.same(await problems(t, { models: [article], notifications: { channel: 'events' } }), [
+    'notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL'
+  ])
+})

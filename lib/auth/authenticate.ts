@@ -41,7 +41,8 @@ export class Authenticator {
   /**
    * Resolved users and API tokens, for `ttlMs`: without them every authenticated request would
    * cost one more query than an anonymous one. Writes to users and revoked or regenerated tokens
-   * clear them in this process at once; another instance sees such a change within `ttlMs`.
+   * clear them, in the instance that made them and (through change events) in every other one;
+   * `ttlMs` bounds them where an event was missed.
    */
   readonly #users = new LruCache<number, { at: number, user: AuthUser | null }>(10_000)
   readonly #tokensByKey = new LruCache<string, { at: number, token: ApiToken | null }>(10_000)
@@ -51,6 +52,11 @@ export class Authenticator {
    */
   readonly #principals = new LruCache<string, { at: number, expiresAt: number | null, principal: Principal }>(10_000)
   readonly #ttlMs: number
+  /**
+   * Counts the `forget*` calls: a lookup that started before one (it may have read the row as it
+   * was before the change that caused it) does not fill the caches when it ends.
+   */
+  #generation = 0
   /** With `auth.register.emailConfirmation`, an unconfirmed user's JWT is refused, as Strapi's strategy does. */
   readonly #requireConfirmed: boolean
   #jwt: JWT | null = null
@@ -107,11 +113,12 @@ export class Authenticator {
     const token = bearerToken(header)
     if (token === null) return PUBLIC
     const now = Date.now()
+    const generation = this.#generation
     const principal = await this.#verify(token)
     const expiresAt = principal.kind === 'token'
       ? (principal.token.expiresAt === null ? null : Date.parse(principal.token.expiresAt))
       : (this.jwt.decode<{ exp?: number }>(token)?.exp ?? 0) * 1000 || null
-    this.#principals.set(header, { at: now, expiresAt, principal })
+    if (generation === this.#generation) this.#principals.set(header, { at: now, expiresAt, principal })
     return principal
   }
 
@@ -143,27 +150,31 @@ export class Authenticator {
   async #cachedUser (id: number): Promise<AuthUser | null> {
     const hit = this.#users.get(id)
     if (hit !== undefined && Date.now() - hit.at < this.#ttlMs) return hit.user
+    const generation = this.#generation
     const user = await this.#store.findWithRole(id)
-    this.#users.set(id, { at: Date.now(), user })
+    if (generation === this.#generation) this.#users.set(id, { at: Date.now(), user })
     return user
   }
 
   async #cachedToken (key: string): Promise<ApiToken | null> {
     const hit = this.#tokensByKey.get(key)
     if (hit !== undefined && Date.now() - hit.at < this.#ttlMs) return hit.token
+    const generation = this.#generation
     const token = await this.#tokens.findByKey(key)
-    this.#tokensByKey.set(key, { at: Date.now(), token })
+    if (generation === this.#generation) this.#tokensByKey.set(key, { at: Date.now(), token })
     return token
   }
 
   /** Forget cached users (a user was written: blocked, deleted, given another role...). */
   forgetUsers (): void {
+    this.#generation++
     this.#users.clear()
     this.#principals.clear()
   }
 
   /** Forget cached API tokens (one was revoked or regenerated). */
   forgetTokens (): void {
+    this.#generation++
     this.#tokensByKey.clear()
     this.#principals.clear()
   }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fastifyJwt from '@fastify/jwt'
 import type { AuthStores } from '../documents/auth-stores.js'
+import type { ChangeEvents } from '../documents/change-events.js'
 import type { DocumentService } from '../documents/service.js'
 import type { UserStore } from '../documents/user-credentials.js'
 import type { ContentType, Registry } from '../model/registry.js'
@@ -37,27 +38,36 @@ export function authModels (registry: Registry): { users: ContentType, roles: Co
 
 /**
  * Builds the auth services over their stores, creates the default roles on first boot, and ties
- * the credential caches to the writes that void them (a user written, users moved off a deleted
- * role, an API token revoked or regenerated).
+ * the caches to the change events of the writes that void them, made through this instance or
+ * any other on the database (lib/documents/change-events.ts): a user written (blocked, confirmed,
+ * given another role or password) drops the cached users; a role or permission written (grants,
+ * revocations, conditions, a deleted role whose users moved) drops every role's cached
+ * permissions and the cached users (their role); an API token created, revoked or regenerated
+ * drops the cached tokens. A `resync` (the listening connection was lost) drops them all.
+ * `auth.credentialsCacheMs` bounds how long any of them lives without such an event.
  */
 export async function createAuth (deps: {
   stores: AuthStores
   registry: Registry
   documents: (uid: string) => DocumentService
+  changes: ChangeEvents
   options: ResolvedOptions['auth']
   apiTokenSalt: string
   log: FastifyBaseLogger
 }): Promise<Auth> {
   const { stores, registry, options } = deps
   const apiTokens = new ApiTokenService(stores.apiTokens, registry, deps.apiTokenSalt)
-  const permissions = new PermissionStore(stores.roles, registry)
+  const permissions = new PermissionStore(stores.roles, registry, options.credentialsCacheMs)
   if (!(await permissions.bootstrap())) {
     deps.log.warn('fastify-content-api: the users-and-permissions tables do not exist (schema sync did not create them); roles are created on the first start that has them')
   }
   const authenticator = new Authenticator(stores.users, apiTokens, options.credentialsCacheMs, options.register.emailConfirmation)
-  deps.documents(USER_UID).onChange(() => { authenticator.forgetUsers() })
-  permissions.onUsersMoved(() => { authenticator.forgetUsers() })
-  apiTokens.onRevoke(() => { authenticator.forgetTokens() })
+  const { changes } = deps
+  changes.on(USER_UID, () => { authenticator.forgetUsers() })
+  for (const uid of [ROLE_UID, PERMISSION_UID]) {
+    changes.on(uid, () => { permissions.forget(); authenticator.forgetUsers() })
+  }
+  changes.on(API_TOKEN_UID, () => { authenticator.forgetTokens() })
   const access = new PermissionAccessControl(authenticator, permissions, {
     draftsRequirePermission: options.draftsRequirePermission,
     draftTypes: new Set([...registry.contentTypes.values()].filter((ct) => ct.draftAndPublish).map((ct) => ct.uid))

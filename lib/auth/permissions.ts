@@ -47,8 +47,9 @@ export const DEFAULT_ROLES: ReadonlyArray<RoleSpec & { actions: string[] }> = [
  * Roles and their permissions, persisted in `up_roles`/`up_permissions` (their SQL is
  * lib/documents/role-permission-rows.ts) and read through a per-role cache: the access check runs
  * on every request and must not cost a query each time. Writes through this store invalidate the
- * cache at once; `ttlMs` bounds how long another application instance may keep serving
- * permissions changed elsewhere.
+ * cache at once; writes elsewhere (another instance, the document service) reach `forget` through
+ * their change events (lib/auth/index.ts). `ttlMs` (`auth.credentialsCacheMs`) bounds how long a
+ * cached role lives when such an event was missed; 0 reads the role's grants on every check.
  */
 export class PermissionStore {
   readonly #rows: RolePermissionRows
@@ -92,6 +93,11 @@ export class PermissionStore {
     return new Map((await this.#rows.permissionsOf(roleType)).map((permission) => [permission.action, permission]))
   }
 
+  /** Drops every cached role (another instance changed roles or grants; or changes may have been missed). */
+  forget (): void {
+    this.#cache.clear()
+  }
+
   #invalidate (roleType?: string): void {
     if (roleType === undefined) this.#cache.clear()
     else this.#cache.delete(roleType)
@@ -108,7 +114,8 @@ export class PermissionStore {
 
   /**
    * Grants actions to a role, replacing the limits of actions it already had. Takes effect at
-   * once in this instance (and within the cache TTL in others).
+   * once in this instance, and in the others on the database as soon as they hear of it
+   * (milliseconds; docs/operations.md#many-instances).
    *
    * @example
    * await app.contentApi.permissions.grant('public', ['api::article.article.find', 'api::article.article.findOne'])

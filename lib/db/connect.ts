@@ -70,6 +70,12 @@ export interface DatabaseHandle {
    */
   admin<T> (fn: (db: Kysely<any>) => Promise<T>): Promise<T>
   /**
+   * Where the change listener (lib/db/notifications.ts) connects: the plugin's own pool's
+   * connection settings (never one of its connections); null for PGlite (one process) and a
+   * Kysely given (unless `notifications.connectionString` says where).
+   */
+  readonly listener: pg.ClientConfig | null
+  /**
    * Closes what the plugin opened. Work in progress (a transaction holding a connection, or the
    * embedded session) may finish for `graceMs`; then it is cut, and rolled back.
    */
@@ -116,6 +122,8 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
     primaryReads: pool,
     dialect: 'postgres',
     prepared,
+    // No statement or read timeout: the session waits for notifications, idle, as long as the app runs.
+    listener: { ...config, connectionTimeoutMillis: settings.connectionTimeoutMs, keepAlive: true },
     async admin (fn) {
       // No statement, read or idle-in-transaction timeout: DDL on a large table, or waiting for
       // the schema lock while another instance syncs, may take longer than any request may.
@@ -138,7 +146,7 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
  * a connection string; a Kysely or a PGlite given is used as it is.
  */
 export function connect (option: DatabaseOption, settings: PoolSettings, log: PoolLogger): DatabaseHandle {
-  if (isKysely(option)) return { db: option, reads: option, primaryReads: option, dialect: 'external', prepared: null, admin: async (fn) => await fn(option), close: async () => {} }
+  if (isKysely(option)) return { db: option, reads: option, primaryReads: option, dialect: 'external', prepared: null, listener: null, admin: async (fn) => await fn(option), close: async () => {} }
   if (typeof option === 'string') return postgres({ connectionString: option }, settings, log)
   if (typeof option === 'object' && 'primary' in option) {
     const [config, primarySettings] = serverConfig(option.primary, settings)
@@ -151,7 +159,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
   }
   if (typeof option === 'object' && 'pglite' in option) {
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: option.pglite }) })
-    return { db, reads: db, primaryReads: db, dialect: 'pglite', prepared: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
+    return { db, reads: db, primaryReads: db, dialect: 'pglite', prepared: null, listener: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const embedded: EmbeddedOptions = option ?? {}
   let created: PGlite | null = null
@@ -164,6 +172,7 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
     primaryReads: db,
     dialect: 'pglite',
     prepared: null,
+    listener: null,
     admin: async (fn) => await fn(db),
     // Closing waits for the session's holder; past the grace the instance is closed under it.
     close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { created?.close().catch(() => {}) }) }

@@ -1,7 +1,10 @@
 import { sql, type Kysely } from 'kysely'
 import { ValidationError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
+import { API_TOKEN_UID } from '../model/users-permissions.js'
+import type { ChangeEvents } from './change-events.js'
 import { createDocumentId } from './document-id.js'
+import { runWrite, type ChangeOf } from './write-transaction.js'
 
 export type ApiTokenType = 'read-only' | 'full-access' | 'custom'
 
@@ -54,10 +57,16 @@ function toToken (row: Record<string, any>): ApiToken {
 export class ApiTokenRows {
   readonly #db: Kysely<any>
   readonly #table: string
+  readonly #changes: ChangeEvents
 
-  /** `tokens` is the `admin::api-token` content type. */
-  constructor (db: Kysely<any>, tokens: ContentType) {
+  /**
+   * `tokens` is the `admin::api-token` content type. Creating, deleting or re-keying a token is
+   * announced to the other instances (a change event of `admin::api-token`), which drop the
+   * tokens they cached (lib/auth/index.ts).
+   */
+  constructor (db: Kysely<any>, tokens: ContentType, changes: ChangeEvents) {
     this.#db = db
+    this.#changes = changes
     this.#table = tokens.tableName
   }
 
@@ -73,7 +82,7 @@ export class ApiTokenRows {
    */
   async insert (token: NewApiToken): Promise<ApiToken> {
     const now = new Date()
-    const row = await this.#db.transaction().execute(async (trx) => {
+    const row = await runWrite(this.#db, this.#changes, tokenChange('create', (row: Record<string, any>) => row.document_id as string), async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${`api-token:${token.name}`}))`.execute(trx)
       const taken = await trx.selectFrom(this.#table).select('id').where('name', '=', token.name).executeTakeFirst()
       if (taken !== undefined) throw new ValidationError(`An API token named "${token.name}" already exists`)
@@ -99,18 +108,38 @@ export class ApiTokenRows {
     return (await this.#db.selectFrom(this.#table).selectAll().orderBy('id').execute()).map(toToken)
   }
 
-  /** `delete from strapi_api_tokens where id = $1` (or `name = $1`); answers whether one existed. */
+  /**
+   * Deletes a token; answers whether one existed.
+   *
+   * ```sql
+   * begin; delete from strapi_api_tokens where id = $1 returning document_id;  -- or name = $1
+   * select pg_notify(...); commit  -- when one existed, with other instances to tell
+   * ```
+   */
   async delete (idOrName: number | string): Promise<boolean> {
-    const query = this.#db.deleteFrom(this.#table)
-    const result = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).executeTakeFirst()
-    return Number(result.numDeletedRows) > 0
+    const deleted = await runWrite(this.#db, this.#changes, tokenChange('delete', (found: string | undefined) => found), async (trx) => {
+      const query = trx.deleteFrom(this.#table)
+      const row = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).returning('document_id').executeTakeFirst()
+      return row?.document_id as string | undefined
+    })
+    return deleted !== undefined
   }
 
-  /** `update strapi_api_tokens set access_key = $1, updated_at = $2 where id = $3` (or `name = $3`); answers whether one existed. */
+  /**
+   * Replaces a token's key hash; answers whether one existed.
+   *
+   * ```sql
+   * begin; update strapi_api_tokens set access_key = $1, updated_at = $2 where id = $3 returning document_id;  -- or name = $3
+   * select pg_notify(...); commit
+   * ```
+   */
   async setKeyHash (idOrName: number | string, accessKeyHash: string): Promise<boolean> {
-    const query = this.#db.updateTable(this.#table).set({ access_key: accessKeyHash, updated_at: new Date().toISOString() })
-    const result = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).executeTakeFirst()
-    return Number(result.numUpdatedRows) > 0
+    const updated = await runWrite(this.#db, this.#changes, tokenChange('update', (found: string | undefined) => found), async (trx) => {
+      const query = trx.updateTable(this.#table).set({ access_key: accessKeyHash, updated_at: new Date().toISOString() })
+      const row = await (typeof idOrName === 'number' ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName)).returning('document_id').executeTakeFirst()
+      return row?.document_id as string | undefined
+    })
+    return updated !== undefined
   }
 
   /**
@@ -129,5 +158,13 @@ export class ApiTokenRows {
   /** `update strapi_api_tokens set last_used_at = $1 where id = $2` */
   async setLastUsed (id: number, at: string): Promise<void> {
     await this.#db.updateTable(this.#table).set({ last_used_at: at }).where('id', '=', id).execute()
+  }
+}
+
+/** A token write's event, for the token whose documentId `written` finds in the result; none when no token was written. */
+function tokenChange<T> (action: 'create' | 'update' | 'delete', written: (result: T) => string | undefined): ChangeOf<T> {
+  return (result) => {
+    const documentId = written(result)
+    return documentId === undefined ? null : { uid: API_TOKEN_UID, action, documentId }
   }
 }

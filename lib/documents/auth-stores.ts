@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { ContentType } from '../model/registry.js'
 import { ApiTokenRows } from './api-token-rows.js'
+import type { ChangeEvents } from './change-events.js'
 import { RolePermissionRows } from './role-permission-rows.js'
 import { UserStore } from './user-credentials.js'
 
@@ -19,13 +20,13 @@ export interface AuthStores {
  * The auth stores over the users-and-permissions content types and `admin::api-token`.
  *
  * @example
- * const stores = authStores(db, authModels(registry))
+ * const stores = authStores(db, authModels(registry), changes)
  * await stores.users.findCredentials('alice@example.com')
  */
-export function authStores (db: Kysely<any>, models: { users: ContentType, roles: ContentType, permissions: ContentType, apiTokens: ContentType }): AuthStores {
+export function authStores (db: Kysely<any>, models: { users: ContentType, roles: ContentType, permissions: ContentType, apiTokens: ContentType }, changes: ChangeEvents): AuthStores {
   return {
     users: new UserStore(db, models.users, models.roles),
-    apiTokens: new ApiTokenRows(db, models.apiTokens),
-    roles: new RolePermissionRows(db, models)
+    apiTokens: new ApiTokenRows(db, models.apiTokens, changes),
+    roles: new RolePermissionRows(db, models, changes)
   }
 }

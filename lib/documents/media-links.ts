@@ -2,7 +2,9 @@ import type { Kysely, Transaction } from 'kysely'
 import { ForbiddenError } from '../errors.js'
 import { MEDIA_LINK_TABLE, type MediaAssociation } from '../model/associations.js'
 import type { ContentType, Registry } from '../model/registry.js'
+import type { ChangeEvents } from './change-events.js'
 import { writeMedia } from './write-media.js'
+import { runWrite } from './write-transaction.js'
 
 /*
  * Links from uploaded files to an entry's media attribute, written apart from the entry's own
@@ -94,12 +96,13 @@ export async function canLinkMedia (db: Kysely<any>, target: EntryRow, guard: En
  * ```
  */
 export async function linkMedia (
-  db: Kysely<any>, registry: Registry, target: MediaTarget, fileIds: readonly number[], guard: EntryGuard
+  db: Kysely<any>, changes: ChangeEvents, registry: Registry, target: MediaTarget, fileIds: readonly number[], guard: EntryGuard
 ): Promise<boolean> {
-  return await db.transaction().execute(async (trx) => {
+  // An `update` of the entry's document for onChange listeners, here and in other instances.
+  const linked = await runWrite(db, changes, (documentId: string | null) => documentId === null ? null : { uid: target.model.uid, action: 'update', documentId }, async (trx) => {
     const entry = await findEntry(trx, target)
     const rows = entry === null ? [] : await lockVersions(trx, target, entry)
-    if (entry === null || !rows.includes(target.rowId) || !(await guard(trx, entry))) return false
+    if (entry === null || !rows.includes(target.rowId) || !(await guard(trx, entry))) return null
     for (const rowId of rows) {
       let ids = [...fileIds]
       if (target.association.multiple) {
@@ -111,6 +114,7 @@ export async function linkMedia (
       await writeMedia(trx, registry, { uid: target.model.uid, rowId }, target.association, ids)
     }
     if (!(await guard(trx, entry))) throw new ForbiddenError()
-    return true
+    return entry.documentId
   })
+  return linked !== null
 }

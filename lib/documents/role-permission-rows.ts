@@ -1,7 +1,10 @@
 import { sql, type Kysely } from 'kysely'
 import { ApplicationError, NotFoundError, UsageError } from '../errors.js'
 import type { ContentType } from '../model/registry.js'
+import type { ChangeEvents } from './change-events.js'
 import { createDocumentId } from './document-id.js'
+import { runWrite, type ChangeOf } from './write-transaction.js'
+import { ROLE_UID } from '../model/users-permissions.js'
 
 /** One granted action's row: its optional row conditions and field list, as stored (JSON). */
 export interface PermissionRow {
@@ -37,7 +40,8 @@ function linkOf (model: ContentType, attribute: string): Link {
  * The SQL of users-and-permissions roles and their grants (`up_roles`, `up_permissions`, the
  * `up_permissions_role_lnk` and `up_users_role_lnk` link tables), for the permission store in
  * lib/auth/permissions.ts, which caches and invalidates. A role is named by its `type`. Every
- * write runs in one transaction.
+ * write runs in one transaction, which announces it to the other instances (a change event of
+ * `plugin::users-permissions.role`: they drop their cached permissions, lib/auth/index.ts).
  */
 export class RolePermissionRows {
   readonly #db: Kysely<any>
@@ -47,10 +51,12 @@ export class RolePermissionRows {
   readonly #link: Link
   /** `up_users_role_lnk`: from a user to their role. */
   readonly #users: Link
+  readonly #changes: ChangeEvents
 
   /** The users-and-permissions `roles`, `permissions` and `users` content types. */
-  constructor (db: Kysely<any>, models: { roles: ContentType, permissions: ContentType, users: ContentType }) {
+  constructor (db: Kysely<any>, models: { roles: ContentType, permissions: ContentType, users: ContentType }, changes: ChangeEvents) {
     this.#db = db
+    this.#changes = changes
     this.#roles = models.roles.tableName
     this.#permissions = models.permissions.tableName
     this.#link = linkOf(models.permissions, 'role')
@@ -112,7 +118,7 @@ export class RolePermissionRows {
    * ```
    */
   async createRole (role: { name: string, type: string, description?: string }, actions: readonly string[] = []): Promise<boolean> {
-    return await this.#db.transaction().execute(async (trx) => {
+    return await this.#write(roleChange('create', (created) => created), async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext('fastify-content-api:role'), hashtext(current_schema() || ':' || ${role.type}))`.execute(trx)
       const existing = await trx.selectFrom(this.#roles).select('id').where('type', '=', role.type).executeTakeFirst()
       if (existing !== undefined) return false
@@ -142,7 +148,7 @@ export class RolePermissionRows {
    */
   async grant (roleType: string, actions: readonly string[], limits: PermissionLimits): Promise<void> {
     const roleId = await this.#roleId(roleType)
-    await this.#db.transaction().execute(async (trx) => {
+    await this.#write(roleChange('update'), async (trx) => {
       await this.#remove(trx, roleId, actions)
       await this.#insert(trx, roleId, actions, limits)
     })
@@ -157,7 +163,7 @@ export class RolePermissionRows {
    */
   async revoke (roleType: string, actions: readonly string[]): Promise<void> {
     const roleId = await this.#roleId(roleType)
-    await this.#db.transaction().execute(async (trx) => { await this.#remove(trx, roleId, actions) })
+    await this.#write(roleChange('update'), async (trx) => { await this.#remove(trx, roleId, actions) })
   }
 
   /**
@@ -172,7 +178,7 @@ export class RolePermissionRows {
    */
   async setActions (roleType: string, actions: readonly string[]): Promise<void> {
     const wanted = new Set(actions)
-    await this.#db.transaction().execute(async (trx) => {
+    await this.#write(roleChange('update'), async (trx) => {
       const roleId = await this.#roleId(roleType, trx)
       const held = await trx.selectFrom(`${this.#permissions} as p`)
         .innerJoin(`${this.#link.table} as l`, `l.${this.#link.from}`, 'p.id')
@@ -203,7 +209,7 @@ export class RolePermissionRows {
    */
   async deleteRole (roleType: string): Promise<void> {
     if (roleType === 'public') throw new ApplicationError('Cannot delete public role')
-    await this.#db.transaction().execute(async (trx) => {
+    await this.#write(roleChange('delete'), async (trx) => {
       const found = await trx.selectFrom(this.#roles).select('id').where('type', '=', roleType).executeTakeFirst()
       if (found === undefined) throw new NotFoundError('Role not found')
       const roleId = found.id as number
@@ -216,6 +222,10 @@ export class RolePermissionRows {
       await trx.deleteFrom(this.#link.table).where(this.#link.to, '=', roleId).execute()
       await trx.deleteFrom(this.#roles).where('id', '=', roleId).execute()
     })
+  }
+
+  async #write<T> (change: ChangeOf<T>, fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+    return await runWrite(this.#db, this.#changes, change, fn)
   }
 
   async #roleId (roleType: string, db: Kysely<any> = this.#db): Promise<number> {
@@ -247,4 +257,9 @@ export class RolePermissionRows {
       .where(sql<boolean>`id in (select ${sql.ref(this.#link.from)} from ${sql.table(this.#link.table)} where ${sql.ref(this.#link.to)} = ${roleId})`)
       .execute()
   }
+}
+
+/** A role write's event; `changed` tells from the result whether anything was written (a role that existed already is not created again). */
+function roleChange<T> (action: 'create' | 'update' | 'delete', changed: (result: T) => boolean = () => true): ChangeOf<T> {
+  return (result) => changed(result) ? { uid: ROLE_UID, action } : null
 }

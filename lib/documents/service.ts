@@ -13,10 +13,12 @@ import { prepareWrite } from './prepare-write.js'
 import { permits } from './row-access.js'
 import type { Consistency, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
-import { runWrite, type ChangeListeners } from './write-transaction.js'
+import { runWrite, type ChangeOf } from './write-transaction.js'
+import type { ChangeAction, ChangeListener } from './change-events.js'
 import { DocumentReader, type ReadOptions } from './reader.js'
 
 export type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
+export type { ChangeAction, ChangeEvent, ChangeListener } from './change-events.js'
 
 /** A page rendered by PostgreSQL: `json` is the `data` array as JSON text, ready to send. */
 export interface JsonPage {
@@ -54,7 +56,6 @@ export interface TreeReadOptions {
 export class DocumentService {
   readonly model: ContentType
   readonly #ctx: ServiceContext
-  readonly #listeners: ChangeListeners = new Set()
   readonly #reader: DocumentReader
 
   constructor (model: ContentType, ctx: ServiceContext) {
@@ -197,7 +198,7 @@ export class DocumentService {
    */
   async create (params: WriteParams): Promise<Document> {
     const write = await prepareWrite(this.model, this.#ctx, params, false)
-    return await this.#write(async (trx) => await createDocument(trx, this.model, this.#ctx, write))
+    return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write))
   }
 
   /**
@@ -218,7 +219,7 @@ export class DocumentService {
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const write = await prepareWrite(this.model, this.#ctx, params, true)
-    return await this.#write(async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write))
+    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write))
   }
 
   /**
@@ -234,7 +235,7 @@ export class DocumentService {
    * ```
    */
   async upsertSingle (params: WriteParams): Promise<Document> {
-    return await this.#write(async (trx) => await upsertSingle(trx, this.model, this.#ctx, params))
+    return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, params))
   }
 
   /**
@@ -253,7 +254,7 @@ export class DocumentService {
   async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-    return await this.#write(async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access))
+    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access))
   }
 
   /**
@@ -272,7 +273,7 @@ export class DocumentService {
    */
   async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'publish')
-    return await this.#write(async (trx) => await publishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('publish', () => params.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
   }
 
   /**
@@ -288,7 +289,7 @@ export class DocumentService {
    */
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     requireDraftAndPublish(this.model, 'unpublish')
-    return await this.#write(async (trx) => await unpublishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('unpublish', () => params.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
   }
 
   /**
@@ -304,15 +305,24 @@ export class DocumentService {
    */
   async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'discardDraft')
-    return await this.#write(async (trx) => await discardDraft(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('discardDraft', () => params.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, params.documentId, params.locale))
   }
 
   /**
-   * Calls `listener` after every committed write of this content type (caches of derived data,
-   * such as the authenticator's cache of users, use it to stay current).
+   * Calls `listener` after every committed write of this content type, made through this
+   * instance (`origin: 'local'`, once the transaction has committed) or through another instance
+   * on the same database (`origin: 'remote'`, within milliseconds, through PostgreSQL's
+   * LISTEN/NOTIFY; docs/operations.md#many-instances). `{ action: 'resync' }` says changes may
+   * have been missed (the listening connection was lost): drop what was derived from this type.
+   * A listener that throws is logged, never fails the write.
+   *
+   * @example
+   * app.contentApi.documents('api::article.article').onChange(({ action, documentId, origin }) => {
+   *   cache.delete(documentId) // 'create' | 'update' | 'delete' | 'publish' | 'unpublish' | 'discardDraft' | 'resync'
+   * })
    */
-  onChange (listener: () => void): void {
-    this.#listeners.add(listener)
+  onChange (listener: ChangeListener): void {
+    this.#ctx.changes.on(this.model.uid, listener)
   }
 
   /**
@@ -336,7 +346,7 @@ export class DocumentService {
    */
   async linkMedia (params: { rowId: number, association: MediaAssociation, fileIds: readonly number[], access?: AccessScope }): Promise<boolean> {
     const target = { model: this.model, association: params.association, rowId: params.rowId }
-    return await linkMedia(this.#ctx.db, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
+    return await linkMedia(this.#ctx.db, this.#ctx.changes, this.#ctx.registry, target, params.fileIds, this.#linkGuard(params.access))
   }
 
   /** The row-level check of a link, through the link's transaction. */
@@ -344,9 +354,13 @@ export class DocumentService {
     return async (trx, entry) => await permits(trx, this.model, this.#ctx, entry.documentId, access, entry.locale)
   }
 
-  /** One write in its transaction, then this type's `onChange` listeners (write-transaction.ts). */
-  async #write<T> (fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    return await runWrite(this.#ctx.db, this.#listeners, fn)
+  /** One write in its transaction, announced to other instances in it, then this type's `onChange` listeners (write-transaction.ts). */
+  async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn)
+  }
+
+  #change<T> (action: ChangeAction, documentId: (result: T) => string | null | undefined): ChangeOf<T> {
+    return (result) => ({ uid: this.model.uid, action, documentId: documentId(result) })
   }
 }
 

@@ -8,6 +8,7 @@ import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
 import type { LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
 import type { VisibleDocuments } from './write-relations.js'
+import type { ChangeEvents } from './change-events.js'
 
 /**
  * The types the document service's modules share: what application code passes and gets back
@@ -97,6 +98,8 @@ export interface ServiceContext {
   bounds: RequestLimits
   i18n: LocaleSettings
   compile: CompileOptions
+  /** Change events of every type, in this instance and the others on the database (change-events.ts). */
+  changes: ChangeEvents
 }
 
 /** A compiled read and what its response needs besides the rows. */

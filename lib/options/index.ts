@@ -124,6 +124,27 @@ const PoolOptions = Type.Object({
   transactionPooling: Type.Boolean({ default: false })
 }, { additionalProperties: false })
 
+/**
+ * Cross-instance change notifications (PostgreSQL LISTEN/NOTIFY, lib/db/notifications.ts): on by
+ * default with a connection string; `false` turns them off (each instance then sees other
+ * instances' changes only as its caches expire). Checked by `checkNotifications`, for messages
+ * that name the key at fault rather than each member of a union.
+ */
+export type NotificationOptions = false | {
+  /**
+   * The channel; by default `content_api_` and the md5 of the schema (`current_schema()`), so
+   * that only apps sharing tables hear each other. Set one behind PgBouncer when the schema
+   * comes from a startup parameter it ignores.
+   */
+  channel?: string
+  /**
+   * Where the listening connection connects, when not where the pool does: the primary itself
+   * behind PgBouncer in transaction mode (which cannot LISTEN), or with a Kysely given (without
+   * it, a Kysely's instances are not told of each other's changes).
+   */
+  connectionString?: string
+}
+
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */
 const ShutdownOptions = Type.Object({
   timeoutMs: Type.Integer({ minimum: 0, default: 10000 })
@@ -195,6 +216,7 @@ const OptionsSchema = Type.Object({
   db: Type.Optional(Type.Unknown()),
   pool: Type.Optional(PoolOptions),
   shutdown: Type.Optional(ShutdownOptions),
+  notifications: Type.Optional(Type.Unknown()),
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
@@ -218,6 +240,8 @@ export interface ContentApiOptions {
   pool?: Partial<Static<typeof PoolOptions>>
   /** How `app.close()` drains requests (docs/operations.md). */
   shutdown?: Partial<Static<typeof ShutdownOptions>>
+  /** Cross-instance change notifications (docs/operations.md#many-instances); `false` turns them off. */
+  notifications?: NotificationOptions
   rest?: Partial<Static<typeof RestOptions>>
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
@@ -276,6 +300,7 @@ export interface ResolvedOptions {
   db: DatabaseOption
   pool: Static<typeof PoolOptions>
   shutdown: Static<typeof ShutdownOptions>
+  notifications: NotificationOptions
   rest: Static<typeof RestOptions>
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
@@ -337,6 +362,27 @@ function checkPool (db: unknown, pool: Record<string, unknown> | undefined): str
   return []
 }
 
+/** `false`, or `{ channel?, connectionString? }`; not with embedded PGlite, one process with no other instance to tell. */
+function checkNotifications (db: unknown, notifications: unknown, transactionPooling: unknown): string[] {
+  if (notifications === false) return []
+  const pooled = transactionPooling === true && (typeof db === 'string' || (typeof db === 'object' && db !== null && ('connectionString' in db || 'primary' in db)))
+  // LISTEN through a pooler in transaction mode registers on a server connection the pooler then
+  // lends to other clients: the instance would hear nothing, silently.
+  if (pooled && (notifications as { connectionString?: unknown } | undefined)?.connectionString === undefined) {
+    return ['notifications.connectionString: required with pool.transactionPooling (a pooler in transaction mode cannot LISTEN): a direct connection to PostgreSQL, or notifications: false']
+  }
+  if (notifications === undefined) return []
+  if (typeof notifications !== 'object' || notifications === null || Array.isArray(notifications)) return ['notifications: must be false or { channel?, connectionString? }']
+  const problems: string[] = []
+  const { channel, connectionString, ...rest } = notifications as Record<string, unknown>
+  if (Object.keys(rest).length > 0) problems.push(`notifications: unknown option(s) ${Object.keys(rest).join(', ')}`)
+  if (channel !== undefined && (typeof channel !== 'string' || channel === '' || Buffer.byteLength(channel) > 63)) problems.push('notifications.channel: must be a string of 1 to 63 bytes (a PostgreSQL identifier)')
+  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) problems.push('notifications.connectionString: must be a connection string')
+  const pglite = db === undefined || (typeof db === 'object' && db !== null && !isKysely(db) && !('primary' in db) && typeof (db as { connectionString?: unknown }).connectionString !== 'string')
+  if (pglite && Object.keys(notifications).length > 0) problems.push('notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL')
+  return problems
+}
+
 function checkDb (db: unknown): string[] {
   if (db === undefined || typeof db === 'string' || isKysely(db) || isReplicated(db)) return []
   if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
@@ -384,6 +430,8 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
     problems.push(...replicated.problems)
     resolved.db = replicated.db
   }
+  problems.push(...checkNotifications(input.db, options.notifications, options.pool?.transactionPooling))
+  resolved.notifications ??= {}
   // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
   const max = isReplicated(input.db) ? undefined : (input.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
@@ -480,7 +528,7 @@ function checkRateLimitStore (rateLimit: unknown): string[] {
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
 function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown']) {
+  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown', 'notifications']) {
     const value = input[key]
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
   }

@@ -49,6 +49,7 @@ async function start (bouncer: Bouncer, pool: ContentApiOptions['pool'] = {}): P
     models: [item],
     db: bouncer.url,
     pool: { size: 4, transactionPooling: true, ...pool },
+    notifications: { connectionString: bouncer.directUrl },
     auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false }
   })
   await app.ready()
@@ -85,6 +86,8 @@ t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
   })
 
   await t.test('creates, updates and publishes', async (t) => {
+    const heard: string[] = []
+    b.contentApi.documents('api::item.item').onChange((event) => { if (event?.origin === 'remote') heard.push(event.action) })
     const created = await a.inject({ method: 'POST', url: '/api/items', payload: { data: { title: 'First', slug: 'first', rank: 1 } } })
     t.equal(created.statusCode, 200, created.body)
     const { documentId } = created.json().data
@@ -97,6 +100,9 @@ t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
     t.equal(published.json().data.title, 'First, updated')
     t.equal((await b.inject({ method: 'DELETE', url: `/api/items/${documentId}` })).statusCode, 204)
     t.equal((await a.inject(`/api/items/${documentId}`)).statusCode, 404)
+    // A's create reached B through the listener's direct connection, beside PgBouncer.
+    for (let i = 0; i < 100 && !heard.includes('create'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    t.ok(heard.includes('create'), `B heard A's create (${heard.join(', ')})`)
   })
 
   await t.test('concurrent creates through both apps: each unique value stored once', async (t) => {

@@ -38,6 +38,8 @@ export interface Bouncer {
   readonly url: string
   /** A pool straight to the scratch database (not through PgBouncer). */
   readonly direct: pg.Pool
+  /** Its connection string, where the apps' change listener connects (it cannot LISTEN through PgBouncer). */
+  readonly directUrl: string
   /** PgBouncer's log so far. */
   log (): string
 }
@@ -136,5 +138,5 @@ export async function startPgBouncer (t: { teardown (fn: () => Promise<void> | v
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
-  return { url, direct, log: () => output }
+  return { url, direct, directUrl: directUrl.toString(), log: () => output }
 }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { LruCache } from '../../lib/lru-cache.js'
 import { DocumentService, type CachedRead } from '../../lib/documents/service.js'
+import { ChangeEvents } from '../../lib/documents/change-events.js'
 import { defineContentType } from '../../lib/index.js'
 import { parseQuery, parseQueryString } from '../../lib/query/index.js'
 import { build } from '../helpers/build.js'
@@ -28,7 +29,7 @@ const bounds = { populateDepth: 6, maxRows: 10000, queryLength: 16384, queryPara
 const limits = { defaultLimit: 25, maxLimit: 100, withCount: true }
 const i18n = { locales: ['en'], defaultLocale: 'en' }
 const queries = new LruCache<string, CachedRead>(100)
-const notes = new DocumentService(model, { db, reads: db, primaryReads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, queries, prepared: null })
+const notes = new DocumentService(model, { db, reads: db, primaryReads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, queries, prepared: null, changes: new ChangeEvents(null, console) })
 for (const [title, rank] of [['a', 2], ['b', 1], ['a', 3]] as const) await notes.create({ data: { title, rank } })
 
 t.test('the same query from two surfaces: one compiled statement', async (t) => {

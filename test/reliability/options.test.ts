@@ -30,9 +30,13 @@ t.test('defaults', async (t) => {
 })
 
 t.test('pool.transactionPooling: named statements off unless asked for', async (t) => {
-  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true } }).pool.preparedStatements, false, 'off behind a transaction-mode pooler')
-  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true, preparedStatements: true } }).pool.preparedStatements, true, 'on when the application says its pooler tracks them (PgBouncer 1.21+)')
+  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true }, notifications: false }).pool.preparedStatements, false, 'off behind a transaction-mode pooler')
+  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true, preparedStatements: true }, notifications: { connectionString: URL } }).pool.preparedStatements, true, 'on when the application says its pooler tracks them (PgBouncer 1.21+)')
   t.same(await problems(t, { db: URL, pool: { transactionPooling: 'yes' } }), ['pool.transactionPooling: must be boolean'])
+  t.same(await problems(t, { db: URL, pool: { transactionPooling: true } }),
+    ['notifications.connectionString: required with pool.transactionPooling (a pooler in transaction mode cannot LISTEN): a direct connection to PostgreSQL, or notifications: false'],
+    'the change listener cannot LISTEN through the pooler')
+  t.equal(resolveOptions({ models: [], db: URL, pool: { transactionPooling: true }, notifications: false }).pool.transactionPooling, true, 'notifications: false needs no direct connection')
 })
 
 t.test('bounds and unknown keys', async (t) => {

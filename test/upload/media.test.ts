@@ -45,8 +45,11 @@ t.test('populate=cover: a media field holds the file record, as the upload API s
 t.test('ref/refId/field: single media replaced, multiple appended, on both versions of a draft & publish entry', async (t) => {
   const { app } = await buildUpload(t)
   const article = await createArticle(app, 'A')
+  const events: unknown[] = []
+  app.contentApi.documents(ARTICLE).onChange((event) => { events.push(event) })
   const first = await postUpload(app, [...link(article.id, 'cover'), pngPart('one.png')])
   t.equal(first.status, 201)
+  t.same(events, [{ uid: ARTICLE, action: 'update', documentId: article.documentId, origin: 'local' }], 'a link is an update of the entry, for onChange listeners')
   t.equal((await read(app, article.documentId)).cover.name, 'one.png')
   const draft = JSON.parse((await app.inject({ method: 'GET', url: `/api/articles/${article.documentId}?status=draft&populate=cover` })).body).data
   t.equal(draft.cover.name, 'one.png', 'the draft holds the link too')
