@@ -29,7 +29,6 @@ const LAST_USED_GRANULARITY_MS = 60 * 60 * 1000
 export class ApiTokenService {
   readonly #rows: ApiTokenRows
   readonly #salt: string
-  readonly #revoked = new Set<() => void>()
   readonly #knownActions: ReadonlySet<string>
 
   constructor (rows: ApiTokenRows, registry: Registry, salt: string) {
@@ -71,17 +70,13 @@ export class ApiTokenService {
 
   /** Deletes a token by id or name; answers whether one existed. */
   async revoke (idOrName: number | string): Promise<boolean> {
-    const existed = await this.#rows.delete(idOrName)
-    for (const listener of this.#revoked) listener()
-    return existed
+    return await this.#rows.delete(idOrName)
   }
 
   /** Replaces a token's key (the old one stops working at once); returns the new key. */
   async regenerate (idOrName: number | string): Promise<string | null> {
     const accessKey = randomBytes(128).toString('hex')
-    const existed = await this.#rows.setKeyHash(idOrName, this.hash(accessKey))
-    for (const listener of this.#revoked) listener()
-    return existed ? accessKey : null
+    return await this.#rows.setKeyHash(idOrName, this.hash(accessKey)) ? accessKey : null
   }
 
   /** The token a presented key belongs to, or null. Expiry is the caller's to judge. */
@@ -98,10 +93,5 @@ export class ApiTokenService {
     if (token.lastUsedAt !== null && Date.now() - Date.parse(token.lastUsedAt) <= LAST_USED_GRANULARITY_MS) return
     token.lastUsedAt = new Date().toISOString()
     await this.#rows.setLastUsed(token.id, token.lastUsedAt)
-  }
-
-  /** Called when a token is revoked or regenerated, so no cache keeps accepting its old key. */
-  onRevoke (listener: () => void): void {
-    this.#revoked.add(listener)
   }
 }

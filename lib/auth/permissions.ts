@@ -54,7 +54,6 @@ export const DEFAULT_ROLES: ReadonlyArray<RoleSpec & { actions: string[] }> = [
 export class PermissionStore {
   readonly #rows: RolePermissionRows
   readonly #known: ReadonlySet<string>
-  readonly #usersMoved = new Set<() => void>()
   readonly #ttlMs: number
   readonly #cache = new Map<string, { at: number, permissions: Promise<Map<string, Permission>>, loaded?: Map<string, Permission> }>()
 
@@ -166,12 +165,6 @@ export class PermissionStore {
   async deleteRole (roleType: string): Promise<void> {
     await this.#rows.deleteRole(roleType)
     this.#invalidate(roleType)
-    for (const listener of this.#usersMoved) listener()
-  }
-
-  /** Called after users changed role behind the document service's back (a deleted role's users), so no cache keeps their old role. */
-  onUsersMoved (listener: () => void): void {
-    this.#usersMoved.add(listener)
   }
 
   /**
