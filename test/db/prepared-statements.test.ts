@@ -119,7 +119,8 @@ t.test('pool.maxPreparedStatements bounds the statements a connection keeps; pas
 
 t.test('a connection lost takes its statements with it; the next one prepares them again', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
-  const { app } = await startApp(t, { db: scratch.url(), pool: { size: 1 } })
+  // No change listener: the app's only session is the pool's one connection.
+  const { app } = await startApp(t, { db: scratch.url(), pool: { size: 1 }, notifications: false })
   const [id] = await createPosts(app, ['alpha'])
   const url = `/api/posts/${id}?populate=tags`
   const writes = new Set((await prepared(app)).map((p) => p.name))
