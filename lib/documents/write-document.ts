@@ -110,8 +110,9 @@ export async function updateDocument (
   if (id === null) return null
   const { status, locale, values, associations } = write
   await lockWrite(trx, model, ctx, id, associations)
-  if (!(await permits(trx, model, ctx, id, write.access, model.localized ? locale : null))) return null
+  // Before the row-level check: a document gone (or hidden) fails `If-Match` as one changed does.
   await checkPrecondition(trx, model, ctx, id, ifMatch)
+  if (!(await permits(trx, model, ctx, id, write.access, model.localized ? locale : null))) return null
   const target = trx.updateTable(model.tableName)
     .where('document_id', '=', id)
     .where((eb) => model.localized && locale !== null ? eb('locale', '=', locale) : sql<boolean>`true`)
