@@ -84,7 +84,8 @@ export function conditionalGet (option: CacheControl | undefined): onSendHookHan
     if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, etag)) {
       reply.code(304)
       reply.removeHeader('content-type')
-      done(null, '')
+      // null, not '': no body and no Content-Length, as a 304 must be.
+      done(null, null)
       return
     }
     done(null, payload)

@@ -122,7 +122,7 @@ t.test('middlewares run after the access check and the policies, in order, and m
                 (_request, reply) => { order.push('first'); reply.header('x-middleware', 'yes') },
                 async (request, reply) => {
                   order.push('second')
-                  if (request.headers['x-block'] === '1') await reply.code(418).send({ blocked: true })
+                  if (request.headers['x-block'] === '1') reply.code(418).send({ blocked: true })
                 }
               ]
             }
@@ -180,7 +180,10 @@ t.test('a replaced controller calls the core one and changes its answer', async 
               return { data: (answer!.data as any[]).map((d) => ({ ...d, title: String(d.title).toUpperCase() })), meta: { ...answer!.meta, extra: 'added' } }
             },
             findOne: async (request, reply, core) => {
-              if ((request.params as { documentId: string }).documentId === 'teapot') return await reply.code(418).send({ short: 'and stout' })
+              if ((request.params as { documentId: string }).documentId === 'teapot') {
+                reply.code(418).send({ short: 'and stout' })
+                return null
+              }
               return await core()
             },
             delete: async (_request, _reply, core) => { await core() }
