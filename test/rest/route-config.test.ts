@@ -249,3 +249,21 @@ t.test('GraphQL resolversConfig names the policies option too', async (t) => {
   const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ articles { data { id } } }' } })
   t.equal(res.json().errors[0].extensions.code, 'FORBIDDEN', res.body)
 })
+
+t.test("a signed-in user reaches the policy as state.user, with the role's grant in state.auth", async (t) => {
+  const users: unknown[] = []
+  const app = await build(t, {
+    policies: { 'is-authenticated': (ctx: any) => { users.push(ctx.state.user); return ctx.state.user !== null } },
+    rest: { routes: { [ARTICLE]: { config: { find: { policies: ['is-authenticated'] } } } } }
+  })
+  await app.contentApi.permissions.grant('authenticated', [`${ARTICLE}.find`])
+  await app.contentApi.permissions.grant('public', [`${ARTICLE}.find`])
+  const registered = await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'reader', email: 'reader@example.com', password: 'Password123' } })
+  t.equal(registered.statusCode, 200, registered.body)
+  const { jwt } = registered.json()
+  t.equal((await app.inject({ url: ARTICLES })).statusCode, 403, 'the public caller is refused by the policy')
+  const res = await app.inject({ url: ARTICLES, headers: { authorization: `Bearer ${jwt}` } })
+  t.equal(res.statusCode, 200)
+  t.match(users.at(-1), { username: 'reader', roleType: 'authenticated' })
+  t.equal(res.headers['cache-control'], 'private, no-cache')
+})
