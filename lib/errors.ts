@@ -41,6 +41,7 @@ export const errorCodes = {
   FCA_ERR_FORBIDDEN: { name: 'ForbiddenError', status: 403, message: 'Forbidden' },
   FCA_ERR_POLICY: { name: 'PolicyError', status: 403, message: 'Policy Failed' },
   FCA_ERR_NOT_FOUND: { name: 'NotFoundError', status: 404, message: 'Not Found' },
+  FCA_ERR_PRECONDITION_FAILED: { name: 'PreconditionFailedError', status: 412, message: 'The document has changed since the version the request names (If-Match)' },
   FCA_ERR_PAYLOAD_TOO_LARGE: { name: 'PayloadTooLargeError', status: 413, message: 'Entity too large' },
   FCA_ERR_RATE_LIMIT: { name: 'RateLimitError', status: 429, message: 'Too many requests, please try again later.' },
   FCA_ERR_INTERNAL: { name: 'InternalServerError', status: 500, message: 'Internal Server Error' },
@@ -69,6 +70,7 @@ export const errorCodes = {
   FCA_ERR_GRAPHQL_INVALID_EXTENSION: { name: 'UsageError', message: 'graphql.use() expects an extension object or a function returning one' },
   FCA_ERR_GRAPHQL_UNKNOWN_ACTION: { name: 'UsageError', message: 'Unknown Shadow CRUD action "%s": expected one of %s or "*"' },
   FCA_ERR_GRAPHQL_UNKNOWN_POLICY: { name: 'UsageError', message: 'Unknown GraphQL policy "%s" (register it with app.contentApi.graphql.policy())' },
+  FCA_ERR_UNKNOWN_POLICY: { name: 'UsageError', message: 'Unknown policy "%s" (name it in the `policies` option)' },
   FCA_ERR_GRAPHQL_UNKNOWN_MIDDLEWARE: { name: 'UsageError', message: 'Unknown GraphQL middleware "%s" (register it with app.contentApi.graphql.middleware())' },
   FCA_ERR_GRAPHQL_UNKNOWN_FIELD: { name: 'UsageError', message: 'resolversConfig: no field %s in the GraphQL schema' },
   FCA_ERR_CLI_CONFIG: { name: 'UsageError', message: '%s must export the plugin options (or a function returning them) as default' },
@@ -178,11 +180,18 @@ export class UnauthorizedError extends ContentApiError { static override readonl
 /** 403 — authenticated (or public) but not allowed. */
 export class ForbiddenError extends ContentApiError { static override readonly code: ClientErrorCode = 'FCA_ERR_FORBIDDEN' }
 
-/** 403 — a GraphQL resolver policy returned false (Strapi's `PolicyError`); GraphQL answers it as FORBIDDEN. */
+/** 403 — a route or GraphQL resolver policy returned false (Strapi's `PolicyError`); GraphQL answers it as FORBIDDEN. */
 export class PolicyError extends ContentApiError { static override readonly code: ClientErrorCode = 'FCA_ERR_POLICY' }
 
 /** 404 — no such document or route. Strapi's HTTP-level message is "Not Found". */
 export class NotFoundError extends ContentApiError { static override readonly code: ClientErrorCode = 'FCA_ERR_NOT_FOUND' }
+
+/**
+ * 412 — a `PUT` or `DELETE` with `If-Match` naming a version the document no longer has (or a
+ * document that does not exist): checked in the write's transaction, once the write holds the
+ * document's rows, so that of two writers holding one ETag exactly one succeeds.
+ */
+export class PreconditionFailedError extends ContentApiError { static override readonly code: ClientErrorCode = 'FCA_ERR_PRECONDITION_FAILED' }
 
 /** 413 — a request body or an uploaded file over the configured limit. */
 export class PayloadTooLargeError extends ContentApiError { static override readonly code: ClientErrorCode = 'FCA_ERR_PAYLOAD_TOO_LARGE' }

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
 import type { Kysely } from 'kysely'
 import { randomBytes } from 'node:crypto'
 import type { AccessControl } from './auth/access.js'
@@ -18,6 +18,8 @@ import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options/index.js'
 import { registerGraphql, type GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
+import { protect, type ProtectOptions } from './rest/route-config.js'
+import { errorHandler } from './error-handler.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
 import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { SECRETS_TABLE } from './model/naming.js'
@@ -44,6 +46,18 @@ export interface ContentApi {
   graphql: GraphqlApi | null
   /** The upload service; null when uploads are off. */
   upload: UploadApi | null
+  /** The content API's route checks for the application's own routes (docs/extending.md#routes-policies-middlewares-controllers). */
+  readonly routes: ContentApiRoutes
+}
+
+export interface ContentApiRoutes {
+  /**
+   * A preHandler running the content API's access check, policies and middlewares, answering a
+   * refusal in Strapi's envelope: `{ preHandler: app.contentApi.routes.protect({ uid, action, policies }) }`.
+   */
+  protect (options: ProtectOptions): preHandlerHookHandler
+  /** The content API's error handler (`app.setErrorHandler(app.contentApi.routes.errorHandler)`): anything thrown answered in Strapi's envelope. */
+  readonly errorHandler: typeof errorHandler
 }
 
 declare module 'fastify' {
@@ -118,7 +132,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const { access, authenticator, credentials, permissions, apiTokens } = auth
 
   // graphql and upload are filled in below, once their modules have registered.
-  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null }
+  const routes: ContentApiRoutes = { protect: (o) => protect(app, access, options.policies, o), errorHandler }
+  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null, routes }
   app.decorate('contentApi', contentApiState)
   // Auth first: it registers @fastify/jwt, which the GraphQL login and register mutations sign with.
   await app.register(authPlugin, {
@@ -129,7 +144,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     jwtSecret: secrets.jwtSecret,
     limits: options.limits
   })
-  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n })
+  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n, routes: options.rest.routes, policies: options.policies })
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
@@ -179,6 +194,9 @@ export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options/index.js'
+export type { CacheControl, ContentTypeRoutes, CoreAnswer, RestRoutes, RouteAction, RouteActionConfig, RouteController, RouteMiddleware } from './options/rest-routes.js'
+export type { Policy, PolicyReference, RoutePolicyContext } from './policies.js'
+export type { ProtectOptions } from './rest/route-config.js'
 export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'

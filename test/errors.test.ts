@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import * as errors from '../lib/errors.js'
 import {
   ApplicationError, ConfigurationError, ContentApiError, FileTooLargeError, ForbiddenError, HttpError, InternalServerError,
-  LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, RateLimitError, SchemaSyncError,
+  LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, PreconditionFailedError, RateLimitError, SchemaSyncError,
   ServiceUnavailableError, UnauthorizedError, UnknownContentTypeError, UploadError, UsageError, ValidationError, errorCodes
 } from '../lib/errors.js'
 import { build } from './helpers/build.js'
@@ -65,7 +65,7 @@ t.test('every code the docs name is one of the table', async (t) => {
 t.test('every error class takes its row, and its docs row names it', async (t) => {
   const built: Error[] = [
     new ApplicationError(), new ValidationError(), new LimitError('over', { limit: 'limits.maxRows', max: 1 }), new PaginationError(),
-    new UnauthorizedError(), new ForbiddenError(), new PolicyError(), new NotFoundError(), new PayloadTooLargeError(),
+    new UnauthorizedError(), new ForbiddenError(), new PolicyError(), new NotFoundError(), new PreconditionFailedError(), new PayloadTooLargeError(),
     new RateLimitError(), new InternalServerError(), new ServiceUnavailableError(), new HttpError(400),
     new UploadError('FCA_ERR_UPLOAD_EMPTY_FILE', 'empty.txt is empty'), new FileTooLargeError('big.bin', 1000),
     new ConfigurationError(['a problem']), new SchemaSyncError('failed'), new UsageError('FCA_ERR_UNKNOWN_ROLE', 'editor'),

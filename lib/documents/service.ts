@@ -12,6 +12,7 @@ import { canLinkMedia, linkMedia, type EntryGuard } from './media-links.js'
 import { prepareWrite } from './prepare-write.js'
 import { permits } from './row-access.js'
 import type { Consistency, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
+import type { Precondition } from './precondition.js'
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
 import { runWrite, type ChangeOf } from './write-transaction.js'
 import type { ChangeAction, ChangeListener } from './change-events.js'
@@ -219,7 +220,7 @@ export class DocumentService {
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const write = await prepareWrite(this.model, this.#ctx, params, true)
-    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write))
+    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write, params.ifMatch))
   }
 
   /**
@@ -251,10 +252,10 @@ export class DocumentService {
    * commit
    * ```
    */
-  async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
+  async delete (params: { documentId: string | null, locale?: string, access?: AccessScope, ifMatch?: Precondition }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access))
+    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access, params.ifMatch))
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Precondition } from './precondition.js'
 import type { CompiledQuery, Kysely } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
 import type { LruCache } from '../lru-cache.js'
@@ -80,6 +81,8 @@ export interface WriteParams {
    * it rolls the write back).
    */
   limits?: boolean
+  /** `If-Match`: checked in the write's transaction once the document is locked; a 412 when it fails (precondition.ts). */
+  ifMatch?: Precondition
 }
 
 export interface ServiceContext {

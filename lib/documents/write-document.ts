@@ -9,6 +9,7 @@ import { toColumns } from './columns.js'
 import { createDirect } from './create-direct.js'
 import { createDocumentId } from './document-id.js'
 import { newLocale, syncShared } from './locales.js'
+import { checkPrecondition, type Precondition } from './precondition.js'
 import { prepareWrite } from './prepare-write.js'
 import { readInTransaction, readWrittenCached } from './reader.js'
 import { assertPublishable, draftOnly, publishVersion } from './publication.js'
@@ -103,12 +104,14 @@ async function insertVersion (trx: Transaction<any>, model: ContentType, ctx: Se
  * ```
  */
 export async function updateDocument (
-  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string | null, write: PreparedWrite
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string | null, write: PreparedWrite, ifMatch?: Precondition
 ): Promise<Document | null> {
   const id = documentId ?? await singleDocumentId(trx, model)
   if (id === null) return null
   const { status, locale, values, associations } = write
   await lockWrite(trx, model, ctx, id, associations)
+  // Before the row-level check: a document gone (or hidden) fails `If-Match` as one changed does.
+  await checkPrecondition(trx, model, ctx, id, ifMatch)
   if (!(await permits(trx, model, ctx, id, write.access, model.localized ? locale : null))) return null
   const target = trx.updateTable(model.tableName)
     .where('document_id', '=', id)
@@ -151,8 +154,12 @@ export async function upsertSingle (trx: Transaction<any>, model: ContentType, c
   // Two first writes at once must not create two documents: serialise them on the type.
   await sql`select pg_advisory_xact_lock(hashtext(${`single:${model.tableName}`}))`.execute(trx)
   const existing = await singleDocumentId(trx, model)
-  if (existing === null) return await createDocument(trx, model, ctx, await prepareWrite(model, ctx, params, false))
-  const updated = await updateDocument(trx, model, ctx, existing, await prepareWrite(model, ctx, params, true))
+  if (existing === null) {
+    // `If-Match` on a document that does not exist yet fails (RFC 9110: no current representation).
+    await checkPrecondition(trx, model, ctx, null, params.ifMatch)
+    return await createDocument(trx, model, ctx, await prepareWrite(model, ctx, params, false))
+  }
+  const updated = await updateDocument(trx, model, ctx, existing, await prepareWrite(model, ctx, params, true), params.ifMatch)
   if (updated === null) throw new NotFoundError()
   return updated
 }
@@ -171,12 +178,16 @@ export async function upsertSingle (trx: Transaction<any>, model: ContentType, c
  * ```
  */
 export async function deleteDocument (
-  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string | null, locale: string | null, access: AccessScope | undefined
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string | null, locale: string | null, access: AccessScope | undefined, ifMatch?: Precondition
 ): Promise<{ documentId: string | null, entries: number }> {
   const id = documentId ?? await singleDocumentId(trx, model)
   const inLocale = model.localized ? locale : null
   if (id !== null) await lockWrite(trx, model, ctx, id)
-  if (id === null || !(await permits(trx, model, ctx, id, access, inLocale))) return { documentId: null, entries: 0 }
+  if (id === null || !(await permits(trx, model, ctx, id, access, inLocale))) {
+    await checkPrecondition(trx, model, ctx, null, ifMatch)
+    return { documentId: null, entries: 0 }
+  }
+  await checkPrecondition(trx, model, ctx, id, ifMatch)
   let query = trx.selectFrom(model.tableName).select('id').where('document_id', '=', id)
   if (inLocale !== null) query = query.where('locale', '=', inLocale)
   else if (model.localized && access?.conditions != null) {

@@ -83,6 +83,6 @@ export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: 
     resolvers: [declared, generated, ...extensions.map((e) => e.resolvers ?? {})] as any
   })
   for (const plugin of extensions.flatMap((e) => e.plugins ?? [])) schema = plugin(schema)
-  wrapResolvers(schema, { app: deps.app, access: deps.access, policies: api.registered.policies, middlewares: api.registered.middlewares }, configs, defaults)
+  wrapResolvers(schema, { app: deps.app, access: deps.access, policies: api.registered.policies, middlewares: api.registered.middlewares, sharedPolicies: deps.options.policies }, configs, defaults)
   return { schema, roles: types.roles }
 }

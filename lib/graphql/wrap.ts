@@ -3,8 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import type { Principal } from '../auth/authenticate.js'
-import { ForbiddenError, PolicyError, UsageError } from '../errors.js'
+import { ForbiddenError, UsageError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
+import { applyPolicies, resolvePolicy, type ResolvedPolicy } from '../policies.js'
 
 type Resolver = GraphQLFieldResolver<any, any, any>
 
@@ -21,7 +22,7 @@ export interface PolicyContext {
 }
 
 /** A policy: `false` (or anything but `true`/`undefined`) refuses the call with a PolicyError. */
-export type PolicyFunction = (context: PolicyContext, config: unknown, extra: { app: FastifyInstance }) => unknown
+export type PolicyFunction = (context: PolicyContext, config: unknown, extra: { app: FastifyInstance, strapi: FastifyInstance }) => unknown
 /** A resolver middleware: calls `next` (or not) around the resolver, with the resolver's arguments. */
 export type MiddlewareFunction = (next: Resolver, parent: unknown, args: Record<string, unknown>, context: any, info: GraphQLResolveInfo) => unknown
 /** A registered middleware is a factory of middlewares, given the options of `{ name, options }`. */
@@ -57,6 +58,8 @@ export interface WrapDeps {
   access: AccessControl
   policies: ReadonlyMap<string, PolicyFunction>
   middlewares: ReadonlyMap<string, MiddlewareFactory>
+  /** The `policies` option: named policies REST routes and resolvers share. */
+  sharedPolicies?: Readonly<Record<string, PolicyFunction>>
 }
 
 const requestOf = (context: any): FastifyRequest => context.reply.request as FastifyRequest
@@ -84,12 +87,10 @@ async function authorize (deps: WrapDeps, config: ResolverConfig, fallback: Defa
   return { principal, scope: null }
 }
 
-function policyOf (deps: WrapDeps, item: NonNullable<ResolverConfig['policies']>[number]): { fn: PolicyFunction, config: unknown } {
-  if (typeof item === 'function') return { fn: item, config: undefined }
-  const name = typeof item === 'string' ? item : item.name
-  const fn = deps.policies.get(name)
-  if (fn === undefined) throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_POLICY', name)
-  return { fn, config: typeof item === 'string' ? undefined : item.config }
+function policyOf (deps: WrapDeps, item: NonNullable<ResolverConfig['policies']>[number]): ResolvedPolicy<PolicyContext> {
+  // `app.contentApi.graphql.policy()`'s first, then the `policies` option's, which REST routes name too.
+  const find = (name: string): PolicyFunction | undefined => deps.policies.get(name) ?? deps.sharedPolicies?.[name]
+  return resolvePolicy(find, item, (name) => new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_POLICY', name))
 }
 
 function middlewareOf (deps: WrapDeps, item: NonNullable<ResolverConfig['middlewares']>[number]): MiddlewareFunction {
@@ -110,7 +111,7 @@ function wrap (deps: WrapDeps, resolve: Resolver, config: ResolverConfig, fallba
   const middlewares = (config.middlewares ?? []).map((item) => middlewareOf(deps, item))
   const guarded: Resolver = async (parent, args, context, info) => {
     const grant = grants.get(info.path) ?? null
-    for (const { fn, config: policyConfig } of policies) {
+    if (policies.length > 0) {
       const request = requestOf(context)
       const policyContext: PolicyContext = {
         parent,
@@ -121,8 +122,7 @@ function wrap (deps: WrapDeps, resolve: Resolver, config: ResolverConfig, fallba
         http: { request, reply: context.reply },
         app: deps.app
       }
-      const verdict = await fn(policyContext, policyConfig, { app: deps.app })
-      if (verdict !== true && verdict !== undefined) throw new PolicyError()
+      await applyPolicies(policies, policyContext, deps.app)
     }
     return await resolve(parent, args, context, info)
   }

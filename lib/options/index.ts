@@ -8,6 +8,7 @@ import { isReplicated, resolveReplicated } from './replicas.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
+import { checkRestRoutes, type NamedPolicies, type RestRoutes } from './rest-routes.js'
 
 /**
  * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the
@@ -24,7 +25,9 @@ const RestOptions = Type.Object({
   /** Largest page size or limit a request may ask for; larger values are clamped (`api.rest.maxLimit`). */
   maxLimit: Type.Integer({ minimum: 1, default: 100 }),
   /** Whether list responses count the total by default (`api.rest.withCount`). */
-  withCount: Type.Boolean({ default: true })
+  withCount: Type.Boolean({ default: true }),
+  /** Per content type: route config, only/except, controllers, Cache-Control (checked by rest-routes.ts). */
+  routes: Type.Optional(Type.Unknown())
 }, { additionalProperties: false })
 
 const SchemaSyncOptions = Type.Object({
@@ -217,6 +220,8 @@ const OptionsSchema = Type.Object({
   pool: Type.Optional(PoolOptions),
   shutdown: Type.Optional(ShutdownOptions),
   notifications: Type.Optional(Type.Unknown()),
+  /** Named policies for `rest.routes` and GraphQL's `resolversConfig` (checked by rest-routes.ts). */
+  policies: Type.Optional(Type.Unknown()),
   rest: Type.Optional(RestOptions),
   schemaSync: Type.Optional(SchemaSyncOptions),
   i18n: Type.Optional(I18nOptions),
@@ -242,7 +247,12 @@ export interface ContentApiOptions {
   shutdown?: Partial<Static<typeof ShutdownOptions>>
   /** Cross-instance change notifications (docs/operations.md#many-instances); `false` turns them off. */
   notifications?: NotificationOptions
-  rest?: Partial<Static<typeof RestOptions>>
+  /** Named policies that `rest.routes` and GraphQL's `resolversConfig` refer to (docs/extending.md#routes-policies-middlewares-controllers). */
+  policies?: NamedPolicies
+  rest?: Partial<Omit<Static<typeof RestOptions>, 'routes'>> & {
+    /** Route config, only/except, controllers and Cache-Control per content-type uid (docs/extending.md). */
+    routes?: RestRoutes
+  }
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
   query?: Partial<Static<typeof QueryOptions>>
@@ -301,7 +311,8 @@ export interface ResolvedOptions {
   pool: Static<typeof PoolOptions>
   shutdown: Static<typeof ShutdownOptions>
   notifications: NotificationOptions
-  rest: Static<typeof RestOptions>
+  policies: NamedPolicies
+  rest: Omit<Static<typeof RestOptions>, 'routes'> & { routes: RestRoutes }
   schemaSync: Static<typeof SchemaSyncOptions>
   i18n: Static<typeof I18nOptions>
   query: Static<typeof QueryOptions>
@@ -461,6 +472,10 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
     }
   }
   problems.push(...checkAuth(resolved.auth))
+  problems.push(...checkRestRoutes(options.rest?.routes, options.policies, Array.isArray(options.models) ? options.models : []))
+  // Functions and the application's objects, kept as given (TypeBox's defaulting copies objects).
+  resolved.policies = options.policies ?? {}
+  if (typeof resolved.rest === 'object' && resolved.rest !== null) resolved.rest.routes = options.rest?.routes ?? {}
   // TypeBox's defaulting copies plain objects: the Redis client must stay the application's own.
   const redis = options.auth?.rateLimit === false ? undefined : options.auth?.rateLimit?.redis
   if (typeof redis === 'object' && typeof resolved.auth?.rateLimit === 'object' && resolved.auth.rateLimit !== null) resolved.auth.rateLimit.redis = redis

@@ -1,15 +1,19 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, HTTPMethods, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify'
 import Type from 'typebox'
 import type { AccessControl, AccessGrant, AccessRequest, ContentAction } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
+import type { Precondition } from '../documents/precondition.js'
 import type { DocumentService } from '../documents/service.js'
+import type { CoreAnswer, NamedPolicies, RestRoutes, RouteAction } from '../options/rest-routes.js'
 import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import { paginationMeta, parseQueryString, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { requestedConsistency } from '../http/consistency.js'
+import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
+import { OPEN_SCOPE, routeHooks } from './route-config.js'
 import {
   DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
   inputSchema, listResponseSchema, singleResponseSchema
@@ -57,53 +61,103 @@ export interface RouteContext {
   documents: (uid: string) => DocumentService
   /** The bounds on a request's work (the `limits` options). */
   limits: RequestLimits
+  /** `rest.routes`: route config, only/except, controllers and Cache-Control per content type. */
+  routes: RestRoutes
+  /** The `policies` option: named policies. */
+  policies: NamedPolicies
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** What a core handler produces: the body as text (`{ data, meta }`, Strapi v5's shape), or null for a 204. */
+type Core = (request: FastifyRequest) => Promise<string | null>
 
 /**
  * Strapi v5's core routes for one content type:
  * - collection type: `GET|POST /<pluralApiId>`, `GET|PUT|DELETE /<pluralApiId>/:documentId`;
  * - single type: `GET|PUT|DELETE /<singularApiId>`.
- * Other methods on those paths answer 405, as Strapi's router does.
+ * Other methods on those paths answer 405, as Strapi's router does. `rest.routes[uid]` may leave
+ * routes out (`only`/`except`: their paths are then the application's), give them policies and
+ * middlewares or `auth: false`, replace their handlers, and set their `Cache-Control`
+ * (route-config.ts, conditional.ts; docs/extending.md).
  */
 export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext): void {
   const service = ctx.documents(model.uid)
+  const settings = ctx.routes[model.uid] ?? {}
   const tags = [model.displayName]
-  const action = (name: ContentAction) => ({ contentApi: { uid: model.uid, action: name } })
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
   const listKey = `${model.uid}\0list\0`
   const oneKey = `${model.uid}\0one\0`
   /** A read's query tree, parsed at most once for the same route, caller and query string (parse errors are not kept). */
-  const tree = (request: FastifyRequest, list: boolean): QueryTree => {
+  const tree = (request: FastifyRequest, list: boolean, access: AccessScope = scope(request)): QueryTree => {
     const search = searchOf(request.url)
-    const access = scope(request)
     const key = (list ? listKey : oneKey) + access.key + '\0' + search
     return trees.find(ctx, key) ?? trees.add(ctx, key, service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
   }
-  const send = (request: FastifyRequest, reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply.code(status).type('application/json; charset=utf-8').send(wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body)
+  /** The body as the client asked for it: Strapi v5's, or v4's with the `Strapi-Response-Format: v4` header. */
+  const render = (request: FastifyRequest, body: string): string => wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body
+  const enabled = (action: RouteAction): boolean =>
+    (settings.only === undefined || settings.only.includes(action)) && settings.except?.includes(action) !== true
+  const onSend = conditionalGet(settings.cacheControl)
+
+  /** The action whose answer a `GET` of a document gives: what `If-Match` is compared with. */
+  const readAction: ContentAction = model.kind === 'collectionType' ? 'findOne' : 'find'
+  /**
+   * `If-Match` as a precondition of the write: the representation a `GET` of the same URL (its
+   * status, locale, fields, populate) would answer this caller now, compared in the write's
+   * transaction. A caller that may not read gets the write's own scope (only `*` can match).
+   */
+  const precondition = async (request: FastifyRequest): Promise<Precondition | undefined> => {
+    const header = headerValue(request.headers['if-match'])
+    if (header === undefined) return undefined
+    let access = scope(request)
+    if (settings.config?.[readAction]?.auth === false) access = OPEN_SCOPE
+    else {
+      const draft = (request.query as { status?: unknown }).status === 'draft'
+      try {
+        access = (await ctx.access.check(request, { uid: model.uid, action: readAction, draft })).scope
+      } catch (err) {
+        if (!(err instanceof ForbiddenError)) throw err
+      }
+    }
+    const spec = tree(request, false, access)
+    return { spec, matches: (current) => namesTag(header, current === null ? null : etagOf(render(request, singleBody(current)))) }
+  }
 
   const routes: Array<{ url: string, methods: HTTPMethods[] }> = []
-  const route = (method: HTTPMethods, url: string, options: Omit<RouteOptions, 'method' | 'url'>): void => {
-    // The action is known now; reading it back from `request.routeOptions` would rebuild that
-    // object on every request.
-    const published = { ...options.config!.contentApi!, draft: false }
-    const drafts = { ...published, draft: true }
-    // A callback hook: decided without waiting (most requests), the check costs no promise.
-    const guard = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-      const access = (request.query as { status?: unknown }).status === 'draft' ? drafts : published
-      const grant = ctx.access.decided?.(request, access)
-      if (grant === undefined) {
-        ctx.access.check(request, access).then((grant) => { request.contentApiGrant = grant; done() }, done)
-        return
-      }
-      if (grant === null) {
-        done(new ForbiddenError())
-        return
-      }
-      request.contentApiGrant = grant
-      done()
+  const disabled: Array<{ url: string, method: HTTPMethods }> = []
+  const route = (method: HTTPMethods, url: string, name: ContentAction, options: Omit<RouteOptions, 'method' | 'url' | 'handler'> & { core: Core }): void => {
+    if (!enabled(name)) {
+      disabled.push({ url, method })
+      return
     }
-    app.route({ ...options, method, url, preHandler: guard })
+    const { core, ...rest } = options
+    const access: AccessRequest = { uid: model.uid, action: name }
+    const controller = settings.controllers?.[name]
+    const handler = controller === undefined
+      ? async (request: FastifyRequest, reply: FastifyReply) => {
+        const body = await core(request)
+        return body === null ? reply.code(204).send() : reply.code(200).type(JSON_TYPE).send(render(request, body))
+      }
+      : async (request: FastifyRequest, reply: FastifyReply) => {
+        const coreAnswer = async (): Promise<CoreAnswer | null> => {
+          const body = await core(request)
+          return body === null ? null : JSON.parse(render(request, body)) as CoreAnswer
+        }
+        const result = await controller(request, reply, coreAnswer)
+        if (reply.sent) return reply
+        if (result === undefined || result === null) return reply.code(reply.statusCode === 200 ? 204 : reply.statusCode).send()
+        return reply.type(JSON_TYPE).send(typeof result === 'string' ? result : JSON.stringify(result))
+      }
+    app.route({
+      ...rest,
+      method,
+      url,
+      config: { contentApi: access },
+      preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.[name]),
+      ...(method === 'GET' ? { onSend } : {}),
+      handler
+    })
     const entry = routes.find((r) => r.url === url)
     if (entry === undefined) routes.push({ url, methods: [method] })
     else entry.methods.push(method)
@@ -112,88 +166,83 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   if (model.kind === 'collectionType') {
     const base = `/${model.pluralName}`
     const one = `${base}/:documentId`
-    route('GET', base, {
-      config: action('find'),
+    route('GET', base, 'find', {
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+      core: async (request) => {
         const query = tree(request, true)
         const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
-        return send(request, reply, 200, listBody(page.json, paginationMeta(query.pagination, page.total)))
+        return listBody(page.json, paginationMeta(query.pagination, page.total))
       }
     })
-    route('POST', base, {
-      config: action('create'),
+    route('POST', base, 'create', {
       schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+      core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
         const document = await service.create({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
-        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+        return singleBody(JSON.stringify(document))
       }
     })
-    route('GET', one, {
-      config: action('findOne'),
+    route('GET', one, 'findOne', {
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+      core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const json = await service.findOneJson(documentId, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
-        return send(request, reply, 200, singleBody(json))
+        return singleBody(json)
       }
     })
-    route('PUT', one, {
-      config: action('update'),
-      schema: doc({ tags, summary: `Update a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+    route('PUT', one, 'update', {
+      schema: doc({ tags, summary: `Update a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), 412: ErrorEnvelopeSchema, ...errors } }),
+      core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url, ctx.limits)
-        const document = await service.update({ documentId, data: payload(request.body), ...writeOptions(query), access: scope(request) })
+        const data = payload(request.body)
+        const document = await service.update({ documentId, data, ...writeOptions(query), access: scope(request), ifMatch: await precondition(request) })
         if (document === null) throw new NotFoundError()
-        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+        return singleBody(JSON.stringify(document))
       }
     })
-    route('DELETE', one, {
-      config: action('delete'),
-      schema: doc({ tags, summary: `Delete a ${model.singularName}`, params: DocumentParamsSchema, response: { 204: Type.Null({ description: 'Deleted (also when nothing matched)' }), ...errors } }),
-      handler: async (request, reply) => {
+    route('DELETE', one, 'delete', {
+      schema: doc({ tags, summary: `Delete a ${model.singularName}`, params: DocumentParamsSchema, response: { 204: Type.Null({ description: 'Deleted (also when nothing matched)' }), 412: ErrorEnvelopeSchema, ...errors } }),
+      core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url, ctx.limits)
-        await service.delete({ documentId, locale: query.locale as string | undefined, access: scope(request) })
-        return reply.code(204).send()
+        await service.delete({ documentId, locale: query.locale as string | undefined, access: scope(request), ifMatch: await precondition(request) })
+        return null
       }
     })
   } else {
     const url = `/${model.singularName}`
-    route('GET', url, {
-      config: action('find'),
+    route('GET', url, 'find', {
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+      core: async (request) => {
         const json = await service.findOneJson(null, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
-        return send(request, reply, 200, singleBody(json))
+        return singleBody(json)
       }
     })
-    route('PUT', url, {
-      config: action('update'),
-      schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
-      handler: async (request, reply) => {
+    route('PUT', url, 'update', {
+      schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), 412: ErrorEnvelopeSchema, ...errors } }),
+      core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
-        const document = await service.upsertSingle({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
-        return send(request, reply, 200, singleBody(JSON.stringify(document)))
+        const data = payload(request.body)
+        const document = await service.upsertSingle({ data, ...writeOptions(query), access: scope(request), ifMatch: await precondition(request) })
+        return singleBody(JSON.stringify(document))
       }
     })
-    route('DELETE', url, {
-      config: action('delete'),
-      schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), ...errors } }),
-      handler: async (request, reply) => {
+    route('DELETE', url, 'delete', {
+      schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), 412: ErrorEnvelopeSchema, ...errors } }),
+      core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
-        await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request) })
-        return reply.code(204).send()
+        await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request), ifMatch: await precondition(request) })
+        return null
       }
     })
   }
 
   for (const { url, methods } of routes) {
-    const others = ROUTED_METHODS.filter((m) => !methods.includes(m))
+    // A method left out by `only`/`except` is the application's to route: no 405 on it.
+    const others = ROUTED_METHODS.filter((m) => !methods.includes(m) && !disabled.some((d) => d.url === url && d.method === m))
     if (others.length === 0) continue
     app.route({
       method: others,
