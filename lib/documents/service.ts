@@ -49,6 +49,10 @@ export interface TreeReadOptions {
  * (checks before the transaction), write-document.ts (create, update, delete), locales.ts,
  * draft-and-publish.ts, row-access.ts, association-writes.ts.
  *
+ * Every call runs through the document-service middlewares (middlewares.ts) and between its
+ * lifecycle hooks (lifecycles.ts), when there are any: one check each otherwise. A write's
+ * before hooks run before its input is validated, its after hooks inside its transaction.
+ *
  * @example
  * const articles = app.contentApi.documents('api::article.article')
  * const doc = await articles.create({ data: { title: 'Hello' } })
@@ -434,8 +438,9 @@ export class DocumentService {
 
   /** A read between its before and after hooks (lifecycles.ts), or just the read when there are none. */
   async #hooked<P extends object, T> (stage: LifecycleStage, operation: DocumentAction, params: P, read: (params: P) => Promise<T>): Promise<T> {
-    const hooks = await this.#before(stage, operation, params)
+    const hooks = this.#ctx.lifecycles.run(this.model, stage, operation, params as Record<string, any>)
     if (hooks === null) return await read(params)
+    await hooks.before()
     return await hooks.after(await read(hooks.params as P)) as T
   }
 
