@@ -38,7 +38,7 @@ const article = defineContentType({
     },
     afterCreate (event) {
       record(event)
-      if (event.result.title === 'rolled back') throw new ApplicationError('Refused after the insert')
+      if (event.params.data.title === 'rolled back') throw new ApplicationError('Refused after the insert')
     },
     beforeUpdate (event) {
       record(event)
@@ -71,6 +71,7 @@ const tag = defineContentType({
 const page = defineContentType({
   kind: 'collectionType',
   info: { singularName: 'page', pluralName: 'pages' },
+  options: { draftAndPublish: true },
   attributes: { title: { type: 'string' } }
 })
 
@@ -79,7 +80,7 @@ async function stored (app: FastifyInstance, title: string): Promise<Array<{ slu
   return rows
 }
 
-const { app } = await build(t, { models: [article, tag, page] })
+const { app } = await build(t, { models: [article, tag, page], graphql: { format: 'flat' } })
 const articles = app.contentApi.documents(ARTICLE)
 const gql = async (query: string, variables?: Record<string, unknown>): Promise<any> =>
   (await app.inject({ method: 'POST', url: '/graphql', payload: { query, variables } })).json()

@@ -14,6 +14,7 @@ const ARTICLE = 'api::article.article'
 const article = defineContentType({
   kind: 'collectionType',
   info: { singularName: 'article', pluralName: 'articles' },
+  options: { draftAndPublish: true },
   attributes: { title: { type: 'string' }, views: { type: 'integer' } }
 })
 const tag = defineContentType({
@@ -27,7 +28,7 @@ const calls: string[] = []
 /** What the middlewares below do, switched per test. */
 const mode = { trace: false, views: false, alias: null as string | null, shortCircuit: false, shout: false, refuse: false }
 
-const { app } = await build(t, { models: [article, tag] })
+const { app } = await build(t, { models: [article, tag], graphql: { format: 'flat' } })
 app.contentApi.documents
   .use(async (context, next) => {
     if (mode.trace) calls.push(`a> ${context.action} ${context.uid}`)
