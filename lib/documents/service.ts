@@ -246,7 +246,7 @@ export class DocumentService {
     return await this.#call('create', params, async (p) => {
       const hooks = await this.#before('Create', 'create', p)
       const write = await prepareWrite(this.model, this.#ctx, hooks?.params as WriteParams ?? p, false)
-      return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await after(hooks, await createDocument(trx, this.model, this.#ctx, write)))
+      return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write), hooks)
     })
   }
 
@@ -271,7 +271,7 @@ export class DocumentService {
       const hooks = await this.#before('Update', 'update', p)
       const q = hooks?.params as typeof params ?? p
       const write = await prepareWrite(this.model, this.#ctx, q, true)
-      return await this.#write(this.#change('update', (doc) => doc?.documentId ?? q.documentId), async (trx) => await after(hooks, await updateDocument(trx, this.model, this.#ctx, q.documentId, write)))
+      return await this.#write(this.#change('update', (doc) => doc?.documentId ?? q.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, q.documentId, write), hooks)
     })
   }
 
@@ -291,7 +291,7 @@ export class DocumentService {
     return await this.#call('update', params, async (p) => {
       const hooks = await this.#before('Update', 'update', p)
       const q = hooks?.params as WriteParams ?? p
-      return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await after(hooks, await upsertSingle(trx, this.model, this.#ctx, q)))
+      return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, q), hooks)
     })
   }
 
@@ -314,7 +314,7 @@ export class DocumentService {
       const q = hooks?.params as typeof params ?? p
       const locale = parseLocale(this.model, q.locale, this.#ctx.i18n, true)
       if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-      return await this.#write(this.#change('delete', () => q.documentId), async (trx) => await after(hooks, await deleteDocument(trx, this.model, this.#ctx, q.documentId, locale, q.access)))
+      return await this.#write(this.#change('delete', () => q.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, q.documentId, locale, q.access), hooks)
     })
   }
 
@@ -337,7 +337,7 @@ export class DocumentService {
     return await this.#call('publish', params, async (p) => {
       const hooks = await this.#before('Update', 'publish', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('publish', () => q.documentId), async (trx) => await after(hooks, await publishDocument(trx, this.model, this.#ctx, q.documentId, q.locale)))
+      return await this.#write(this.#change('publish', () => q.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
     })
   }
 
@@ -357,7 +357,7 @@ export class DocumentService {
     return await this.#call('unpublish', params, async (p) => {
       const hooks = await this.#before('Update', 'unpublish', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('unpublish', () => q.documentId), async (trx) => await after(hooks, await unpublishDocument(trx, this.model, this.#ctx, q.documentId, q.locale)))
+      return await this.#write(this.#change('unpublish', () => q.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
     })
   }
 
@@ -377,7 +377,7 @@ export class DocumentService {
     return await this.#call('discardDraft', params, async (p) => {
       const hooks = await this.#before('Update', 'discardDraft', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('discardDraft', () => q.documentId), async (trx) => await after(hooks, await discardDraft(trx, this.model, this.#ctx, q.documentId, q.locale)))
+      return await this.#write(this.#change('discardDraft', () => q.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
     })
   }
 
@@ -455,19 +455,14 @@ export class DocumentService {
     return hooks
   }
 
-  /** One write in its transaction, announced to other instances in it, then this type's `onChange` listeners (write-transaction.ts). */
-  async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn)
+  /** One write in its transaction, announced to other instances in it, its after hooks run in it, then this type's `onChange` listeners (write-transaction.ts). */
+  async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>, hooks: LifecycleRun | null = null): Promise<T> {
+    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn, hooks === null ? undefined : async (result) => await hooks.after(result) as T)
   }
 
   #change<T> (action: ChangeAction, documentId: (result: T) => string | null | undefined): ChangeOf<T> {
     return (result) => ({ uid: this.model.uid, action, documentId: documentId(result) })
   }
-}
-
-/** A write's after hooks, inside its transaction: one that throws rolls the write back. An after hook may replace the result. */
-async function after<T> (hooks: LifecycleRun | null, result: T): Promise<T> {
-  return hooks === null ? result : await hooks.after(result) as T
 }
 
 function pick (source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
