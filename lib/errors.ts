@@ -65,6 +65,8 @@ export const errorCodes = {
   // Usage errors: an API called wrongly by the application, or the CLI by its user.
   FCA_ERR_UNKNOWN_CONTENT_TYPE: { name: 'UnknownContentTypeError', message: 'Unknown content type "%s"' },
   FCA_ERR_UNKNOWN_ROLE: { name: 'UsageError', message: 'Unknown role "%s"' },
+  FCA_ERR_DOCUMENT_MIDDLEWARE: { name: 'UsageError', message: 'documents.use() expects a function (context, next) => ...' },
+  FCA_ERR_LIFECYCLE_SUBSCRIBER: { name: 'UsageError', message: 'lifecycles.subscribe() %s' },
   FCA_ERR_GRAPHQL_SCHEMA_BUILT: { name: 'UsageError', message: 'graphql.%s() must be called before the application is ready: the schema is built by then' },
   FCA_ERR_GRAPHQL_SCHEMA_NOT_BUILT: { name: 'UsageError', message: 'The GraphQL schema is built when the application is ready' },
   FCA_ERR_GRAPHQL_INVALID_EXTENSION: { name: 'UsageError', message: 'graphql.use() expects an extension object or a function returning one' },

@@ -10,6 +10,8 @@ import { connect } from './db/connect.js'
 import { warnLooseServerSettings } from './db/server-settings.js'
 import { notificationsFor, type Notifications } from './db/notifications.js'
 import { ChangeEvents } from './documents/change-events.js'
+import { Lifecycles, type LifecycleSubscriber } from './documents/lifecycles.js'
+import { DocumentMiddlewares, type DocumentMiddleware } from './documents/middlewares.js'
 import { LruCache } from './lru-cache.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
@@ -34,8 +36,13 @@ export interface ContentApi {
   readonly db: Kysely<any>
   /** The schema-sync plan computed at start-up (what was applied, or with `dryRun` what would be). */
   readonly schemaPlan: SchemaSyncResult
-  /** The document service of a content type: the one path for reads and writes. */
-  documents (uid: string): DocumentService
+  /**
+   * The document service of a content type: the one path for reads and writes; `documents.use()`
+   * adds a document-service middleware (docs/extending.md#document-service-middlewares).
+   */
+  readonly documents: Documents
+  /** Strapi's lifecycle hooks for several models at once (docs/extending.md#lifecycles). */
+  readonly lifecycles: { subscribe (subscriber: LifecycleSubscriber): () => void }
   /** Roles and their permissions (`grant`, `revoke`, `createRole`, `listRoles`, `tree`, `setActions`, `deleteRole`). */
   readonly permissions: PermissionStore
   /** API tokens (`create`, `list`, `revoke`, `regenerate`). */
@@ -58,6 +65,22 @@ export interface ContentApiRoutes {
   protect (options: ProtectOptions): preHandlerHookHandler
   /** The content API's error handler (`app.setErrorHandler(app.contentApi.routes.errorHandler)`): anything thrown answered in Strapi's envelope. */
   readonly errorHandler: typeof errorHandler
+}
+
+/**
+ * `app.contentApi.documents`: a content type's document service, and Strapi's
+ * `strapi.documents.use()`.
+ *
+ * @example
+ * app.contentApi.documents.use(async (context, next) => {
+ *   if (context.uid === 'api::article.article' && context.action === 'create') context.params.data.views ??= 0
+ *   return await next()
+ * })
+ */
+export interface Documents {
+  (uid: string): DocumentService
+  /** Adds a middleware run around every call of every document service, after those added before it. */
+  use (middleware: DocumentMiddleware): Documents
 }
 
 declare module 'fastify' {
@@ -111,14 +134,21 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const changes = new ChangeEvents(notifications, app.log)
   await notifications?.start()
 
-  const context = { changes, db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const lifecycles = new Lifecycles(registry.contentTypes.values())
+  const middlewares = new DocumentMiddlewares()
+  const context = { changes, lifecycles, middlewares, db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
-  const documents = (uid: string): DocumentService => {
+  const documents: Documents = Object.assign((uid: string): DocumentService => {
     const service = services.get(uid)
     if (service === undefined) throw new UnknownContentTypeError(uid)
     return service
-  }
+  }, {
+    use (middleware: DocumentMiddleware): Documents {
+      middlewares.use(middleware)
+      return documents
+    }
+  })
 
   const auth = await createAuth({
     stores: authStores(handle.db, authModels(registry), changes),
@@ -133,7 +163,19 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 
   // graphql and upload are filled in below, once their modules have registered.
   const routes: ContentApiRoutes = { protect: (o) => protect(app, access, options.policies, o), errorHandler }
-  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null, routes }
+  const contentApiState: ContentApi = {
+    registry,
+    db: handle.db,
+    schemaPlan,
+    documents,
+    lifecycles: { subscribe: (subscriber) => lifecycles.subscribe(subscriber) },
+    permissions,
+    apiTokens,
+    access,
+    graphql: null,
+    upload: null,
+    routes
+  }
   app.decorate('contentApi', contentApiState)
   // Auth first: it registers @fastify/jwt, which the GraphQL login and register mutations sign with.
   await app.register(authPlugin, {
@@ -198,6 +240,8 @@ export type { CacheControl, ContentTypeRoutes, CoreAnswer, RestRoutes, RouteActi
 export type { Policy, PolicyReference, RoutePolicyContext } from './policies.js'
 export type { ProtectOptions } from './rest/route-config.js'
 export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
+export type { LifecycleSubscriber } from './documents/lifecycles.js'
+export type { DocumentAction, DocumentMiddleware, DocumentMiddlewareContext } from './documents/middlewares.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'

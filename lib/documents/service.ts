@@ -17,6 +17,8 @@ import { createDocument, deleteDocument, updateDocument, upsertSingle } from './
 import { runWrite, type ChangeOf } from './write-transaction.js'
 import type { ChangeAction, ChangeListener } from './change-events.js'
 import { DocumentReader, type ReadOptions } from './reader.js'
+import type { LifecycleRun, LifecycleStage } from './lifecycles.js'
+import type { DocumentAction } from './middlewares.js'
 
 export type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
 export type { ChangeAction, ChangeEvent, ChangeListener } from './change-events.js'
@@ -47,6 +49,10 @@ export interface TreeReadOptions {
  * (write-transaction.ts), its statements built by the modules beside this one: prepare-write.ts
  * (checks before the transaction), write-document.ts (create, update, delete), locales.ts,
  * draft-and-publish.ts, row-access.ts, association-writes.ts.
+ *
+ * Every call runs through the document-service middlewares (middlewares.ts) and between its
+ * lifecycle hooks (lifecycles.ts), when there are any: one check each otherwise. A write's
+ * before hooks run before its input is validated, its after hooks inside its transaction.
  *
  * @example
  * const articles = app.contentApi.documents('api::article.article')
@@ -99,6 +105,10 @@ export class DocumentService {
    * ```
    */
   async findMany (params: QueryParams = {}): Promise<Document[]> {
+    return await this.#call('findMany', params, async (p) => await this.#hooked('FindMany', 'findMany', p, async (q) => await this.#findMany(q)))
+  }
+
+  async #findMany (params: QueryParams): Promise<Document[]> {
     const tree = this.#tree(params, true)
     const bounded = params.pagination !== undefined || ['page', 'pageSize', 'start', 'limit'].some((k) => k in params)
     const { start, limit } = tree.pagination
@@ -108,6 +118,10 @@ export class DocumentService {
 
   /** The first matching document (in `sort` order, then by id), or null: `findMany`'s statement with `limit 1`. */
   async findFirst (params: QueryParams = {}): Promise<Document | null> {
+    return await this.#call('findFirst', params, async (p) => await this.#hooked('FindOne', 'findFirst', p, async (q) => await this.#findFirst(q)))
+  }
+
+  async #findFirst (params: QueryParams): Promise<Document | null> {
     const { data } = await this.#reader.read(this.#tree(params, true), { kind: 'window', start: 0, limit: 1 }, this.#appRead(params))
     return (JSON.parse(data!) as Document[])[0] ?? null
   }
@@ -120,13 +134,17 @@ export class DocumentService {
    * ```
    */
   async findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
+    return await this.#call('findOne', params, async (p) => await this.#hooked('FindOne', 'findOne', p, async (q) => await this.#findOne(q)))
+  }
+
+  async #findOne (params: QueryParams & { documentId: string }): Promise<Document | null> {
     const { data } = await this.#reader.read(this.#tree(params, false), { kind: 'one', documentId: params.documentId }, this.#appRead(params))
     return data === null ? null : JSON.parse(data) as Document
   }
 
   /** The number of matching documents: `select count(*)::int as "count" from "articles" as t where <scope and filters>`. */
   async count (params: Pick<QueryParams, 'status' | 'locale' | 'filters' | 'access' | 'limits' | 'consistency'> = {}): Promise<number> {
-    return await this.#reader.count(this.#tree(params, true), params.consistency !== 'eventual')
+    return await this.#call('count', params, async (p) => await this.#hooked('Count', 'count', p, async (q) => await this.#reader.count(this.#tree(q, true), q.consistency !== 'eventual')))
   }
 
   /**
@@ -156,8 +174,25 @@ export class DocumentService {
    * a 400 (a nested populate's row budget may be counted by one small statement first).
    */
   async findPageJson (tree: QueryTree, options: TreeReadOptions = {}): Promise<JsonPage> {
+    if (this.#ctx.middlewares.active || this.#ctx.lifecycles.has(this.model.uid, 'FindMany')) return await this.#findPageExtended(tree, options)
     const row = await this.#reader.read(tree, { kind: 'page' }, this.#treeRead(options))
     return { json: row.data!, total: row.total }
+  }
+
+  /**
+   * `findPageJson` through the middlewares and the findMany hooks: they see `{ tree }` and the
+   * parsed documents, and the documents they return are serialized again (docs/extending.md says
+   * what this costs). A tree replaced by a middleware is read uncached.
+   */
+  async #findPageExtended (tree: QueryTree, options: TreeReadOptions): Promise<JsonPage> {
+    let total: number | null = null
+    const read = async (params: { tree: QueryTree }): Promise<Document[]> => {
+      const row = await this.#reader.read(params.tree, { kind: 'page' }, { ...this.#treeRead(options), cache: params.tree === tree })
+      total = row.total
+      return JSON.parse(row.data!) as Document[]
+    }
+    const documents = await this.#call('findMany', { tree }, async (p) => await this.#hooked('FindMany', 'findMany', p, read))
+    return { json: JSON.stringify(documents), total }
   }
 
   /**
@@ -170,7 +205,18 @@ export class DocumentService {
    * ```
    */
   async findOneJson (documentId: string | null, tree: QueryTree, options: TreeReadOptions = {}): Promise<string | null> {
+    if (this.#ctx.middlewares.active || this.#ctx.lifecycles.has(this.model.uid, 'FindOne')) return await this.#findOneExtended(documentId, tree, options)
     return (await this.#reader.read(tree, { kind: 'one', documentId }, this.#treeRead(options))).data
+  }
+
+  /** `findOneJson` through the middlewares and the findOne hooks, as `#findPageExtended`. */
+  async #findOneExtended (documentId: string | null, tree: QueryTree, options: TreeReadOptions): Promise<string | null> {
+    const read = async (params: { documentId: string | null, tree: QueryTree }): Promise<Document | null> => {
+      const { data } = await this.#reader.read(params.tree, { kind: 'one', documentId: params.documentId }, { ...this.#treeRead(options), cache: params.tree === tree })
+      return data === null ? null : JSON.parse(data) as Document
+    }
+    const document = await this.#call('findOne', { documentId, tree }, async (p) => await this.#hooked('FindOne', 'findOne', p, read))
+    return document === null || document === undefined ? null : JSON.stringify(document)
   }
 
   #treeRead (options: TreeReadOptions): ReadOptions {
@@ -198,8 +244,11 @@ export class DocumentService {
    * ```
    */
   async create (params: WriteParams): Promise<Document> {
-    const write = await prepareWrite(this.model, this.#ctx, params, false)
-    return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write))
+    return await this.#call('create', params, async (p) => {
+      const hooks = await this.#before('Create', 'create', p)
+      const write = await prepareWrite(this.model, this.#ctx, hooks?.params as WriteParams ?? p, false)
+      return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write), hooks)
+    })
   }
 
   /**
@@ -219,8 +268,12 @@ export class DocumentService {
    * ```
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
-    const write = await prepareWrite(this.model, this.#ctx, params, true)
-    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write, params.ifMatch))
+    return await this.#call('update', params, async (p) => {
+      const hooks = await this.#before('Update', 'update', p)
+      const q = hooks?.params as typeof params ?? p
+      const write = await prepareWrite(this.model, this.#ctx, q, true)
+      return await this.#write(this.#change('update', (doc) => doc?.documentId ?? q.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, q.documentId, write, q.ifMatch), hooks)
+    })
   }
 
   /**
@@ -236,7 +289,11 @@ export class DocumentService {
    * ```
    */
   async upsertSingle (params: WriteParams): Promise<Document> {
-    return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, params))
+    return await this.#call('update', params, async (p) => {
+      const hooks = await this.#before('Update', 'update', p)
+      const q = hooks?.params as WriteParams ?? p
+      return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, q), hooks)
+    })
   }
 
   /**
@@ -253,9 +310,13 @@ export class DocumentService {
    * ```
    */
   async delete (params: { documentId: string | null, locale?: string, access?: AccessScope, ifMatch?: Precondition }): Promise<{ documentId: string | null, entries: number }> {
-    const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
-    if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access, params.ifMatch))
+    return await this.#call('delete', params, async (p) => {
+      const hooks = await this.#before('Delete', 'delete', p)
+      const q = hooks?.params as typeof params ?? p
+      const locale = parseLocale(this.model, q.locale, this.#ctx.i18n, true)
+      if (locale !== null) writeScope(this.model, this.#ctx, { locale })
+      return await this.#write(this.#change('delete', () => q.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, q.documentId, locale, q.access, q.ifMatch), hooks)
+    })
   }
 
   /**
@@ -274,7 +335,11 @@ export class DocumentService {
    */
   async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'publish')
-    return await this.#write(this.#change('publish', () => params.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#call('publish', params, async (p) => {
+      const hooks = await this.#before('Update', 'publish', p)
+      const q = hooks?.params as typeof params ?? p
+      return await this.#write(this.#change('publish', () => q.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+    })
   }
 
   /**
@@ -290,7 +355,11 @@ export class DocumentService {
    */
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     requireDraftAndPublish(this.model, 'unpublish')
-    return await this.#write(this.#change('unpublish', () => params.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#call('unpublish', params, async (p) => {
+      const hooks = await this.#before('Update', 'unpublish', p)
+      const q = hooks?.params as typeof params ?? p
+      return await this.#write(this.#change('unpublish', () => q.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+    })
   }
 
   /**
@@ -306,7 +375,11 @@ export class DocumentService {
    */
   async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'discardDraft')
-    return await this.#write(this.#change('discardDraft', () => params.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#call('discardDraft', params, async (p) => {
+      const hooks = await this.#before('Update', 'discardDraft', p)
+      const q = hooks?.params as typeof params ?? p
+      return await this.#write(this.#change('discardDraft', () => q.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+    })
   }
 
   /**
@@ -355,9 +428,37 @@ export class DocumentService {
     return async (trx, entry) => await permits(trx, this.model, this.#ctx, entry.documentId, access, entry.locale)
   }
 
-  /** One write in its transaction, announced to other instances in it, then this type's `onChange` listeners (write-transaction.ts). */
-  async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn)
+  /**
+   * A call through the document-service middlewares (middlewares.ts), or straight to `fn` when
+   * there are none.
+   */
+  async #call<P extends object, T> (action: DocumentAction, params: P, fn: (params: P) => Promise<T>): Promise<T> {
+    if (!this.#ctx.middlewares.active) return await fn(params)
+    return await this.#ctx.middlewares.run({ uid: this.model.uid, contentType: this.model, action, params: params as Record<string, any> }, fn as (params: Record<string, any>) => Promise<unknown>) as T
+  }
+
+  /** A read between its before and after hooks (lifecycles.ts), or just the read when there are none. */
+  async #hooked<P extends object, T> (stage: LifecycleStage, operation: DocumentAction, params: P, read: (params: P) => Promise<T>): Promise<T> {
+    const hooks = this.#ctx.lifecycles.run(this.model, stage, operation, params as Record<string, any>)
+    if (hooks === null) return await read(params)
+    await hooks.before()
+    return await hooks.after(await read(hooks.params as P)) as T
+  }
+
+  /**
+   * A write's before hooks, run before its data is validated (a hook may set `data.slug`, which
+   * is then validated as any value) and before its transaction opens; null when there are none.
+   * Its after hooks run inside the transaction (`after`).
+   */
+  async #before (stage: LifecycleStage, operation: DocumentAction, params: object): Promise<LifecycleRun | null> {
+    const hooks = this.#ctx.lifecycles.run(this.model, stage, operation, params as Record<string, any>)
+    await hooks?.before()
+    return hooks
+  }
+
+  /** One write in its transaction, announced to other instances in it, its after hooks run in it, then this type's `onChange` listeners (write-transaction.ts). */
+  async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>, hooks: LifecycleRun | null = null): Promise<T> {
+    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn, hooks === null ? undefined : async (result) => await hooks.after(result) as T)
   }
 
   #change<T> (action: ChangeAction, documentId: (result: T) => string | null | undefined): ChangeOf<T> {

@@ -10,6 +10,8 @@ import type { Registry } from '../model/registry.js'
 import type { LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
 import type { VisibleDocuments } from './write-relations.js'
 import type { ChangeEvents } from './change-events.js'
+import type { Lifecycles } from './lifecycles.js'
+import type { DocumentMiddlewares } from './middlewares.js'
 
 /**
  * The types the document service's modules share: what application code passes and gets back
@@ -103,6 +105,10 @@ export interface ServiceContext {
   compile: CompileOptions
   /** Change events of every type, in this instance and the others on the database (change-events.ts). */
   changes: ChangeEvents
+  /** Lifecycle hooks of every type: the models' own and the subscribers' (lifecycles.ts). */
+  lifecycles: Lifecycles
+  /** The document-service middlewares, run around every call (middlewares.ts). */
+  middlewares: DocumentMiddlewares
 }
 
 /** A compiled read and what its response needs besides the rows. */

@@ -13,7 +13,7 @@ import { isWriteConflict, writeConflictError } from './write-conflict.js'
 export type ChangeOf<T> = (result: T) => (ChangeMessage & { action: ChangeAction }) | null
 
 /**
- * Runs a write in one transaction, then tells this instance's listeners (after the commit, so
+ * Runs a write in one transaction (then `after`, the write's after hooks, still in it), then tells this instance's listeners (after the commit, so
  * they never see a write that rolled back). A write that lost a race the database settled (a
  * deadlock, a version index) is a 503 to retry (see write-conflict.ts); any other error is thrown
  * as is.
@@ -24,7 +24,9 @@ export type ChangeOf<T> = (result: T) => (ChangeMessage & { action: ChangeAction
  * commit  -- or rollback, when `fn` throws
  * ```
  */
-export async function runWrite<T> (db: Kysely<any>, changes: ChangeEvents, change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+export async function runWrite<T> (
+  db: Kysely<any>, changes: ChangeEvents, change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>, after?: (result: T) => Promise<T>
+): Promise<T> {
   let result: T
   let message: ReturnType<ChangeOf<T>> = null
   try {
@@ -32,7 +34,8 @@ export async function runWrite<T> (db: Kysely<any>, changes: ChangeEvents, chang
       const written = await fn(trx)
       message = change(written)
       if (message !== null) await changes.announce(trx, message)
-      return written
+      // The after-lifecycle hooks (lifecycles.ts): in the transaction, so one that throws rolls the write back.
+      return after === undefined ? written : await after(written)
     })
   } catch (err) {
     throw isWriteConflict(err) ? writeConflictError(err) : err

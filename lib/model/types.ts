@@ -142,7 +142,35 @@ export interface ContentTypeSchema {
   options?: { draftAndPublish?: boolean, [key: string]: unknown }
   pluginOptions?: I18nPluginOptions
   attributes: Record<string, Attribute>
+  /**
+   * Strapi's lifecycle hooks of this type (`beforeCreate`, `afterUpdate`, ...), called around
+   * every call of its document service (docs/extending.md#lifecycles).
+   */
+  lifecycles?: LifecycleHooks
 }
+
+/** The hooks of a lifecycle subscriber, Strapi's names: before/after each document action. */
+export type LifecycleAction =
+  | 'beforeCreate' | 'afterCreate' | 'beforeUpdate' | 'afterUpdate' | 'beforeDelete' | 'afterDelete'
+  | 'beforeFindOne' | 'afterFindOne' | 'beforeFindMany' | 'afterFindMany' | 'beforeCount' | 'afterCount'
+
+/**
+ * What a lifecycle hook receives, as Strapi's `event`: `params` the call's parameters (a before
+ * hook may change them), `result` (after hooks only; an after hook may replace it), `state`
+ * shared by a subscriber's before hook and its after hook of the same call. `operation` (ours)
+ * names the document-service call: a `publish` runs the update hooks with `operation: 'publish'`.
+ */
+export interface LifecycleEvent {
+  action: LifecycleAction
+  model: { uid: string, singularName: string, pluralName: string, kind: 'collectionType' | 'singleType', tableName: string, attributes: Readonly<Record<string, Attribute>> }
+  params: Record<string, any>
+  result?: any
+  state: Record<string, any>
+  operation: string
+}
+
+export type LifecycleHook = (event: LifecycleEvent) => unknown
+export type LifecycleHooks = Partial<Record<LifecycleAction, LifecycleHook>>
 
 export interface ComponentSchema {
   collectionName?: string

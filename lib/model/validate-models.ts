@@ -130,6 +130,18 @@ function checkRelationPairs (models: readonly ContentTypeSchema[], uidOf: (m: Co
   }
 }
 
+const LIFECYCLE_ACTIONS: ReadonlySet<string> = new Set(['Create', 'Update', 'Delete', 'FindOne', 'FindMany', 'Count'].flatMap((a) => [`before${a}`, `after${a}`]))
+
+/** A model's `lifecycles`: an object of Strapi's hook names, each a function (a misspelt hook would never be called). */
+function checkLifecycles (where: string, lifecycles: unknown, problems: string[]): void {
+  if (lifecycles === undefined) return
+  if (!isPlainObject(lifecycles)) { problems.push(`${where}: lifecycles must be an object of hooks (beforeCreate, afterCreate, ...)`); return }
+  for (const [name, hook] of Object.entries(lifecycles as Record<string, unknown>)) {
+    if (!LIFECYCLE_ACTIONS.has(name)) problems.push(`${where}: lifecycles.${name} is not a lifecycle hook (expected one of ${[...LIFECYCLE_ACTIONS].join(', ')})`)
+    else if (typeof hook !== 'function') problems.push(`${where}: lifecycles.${name} must be a function`)
+  }
+}
+
 /** Returns every problem in the models and components; an empty array means they are valid. */
 export function validateSchemas (
   models: readonly ContentTypeSchema[], components: Readonly<Record<string, ComponentSchema>>
@@ -165,6 +177,7 @@ export function validateSchemas (
       if (owner !== undefined && owner !== uid) problems.push(`${where}: API id "${id}" is already used by ${owner}`)
       apiIds.set(id, uid)
     }
+    checkLifecycles(where, (model as { lifecycles?: unknown }).lifecycles, problems)
     const table = model.collectionName ?? (typeof info.pluralName === 'string' ? snakeCase(info.pluralName) : undefined)
     if (table !== undefined) {
       if (tables.has(table)) problems.push(`${where}: table "${table}" is already used by ${tables.get(table)}`)
