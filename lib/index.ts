@@ -22,6 +22,11 @@ import { registerUpload, type UploadApi } from './upload/index.js'
 import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
+import { webhookOutboxTable } from './schema/webhook-outbox.js'
+import { createWebhooks, webhookRoutes, type WebhooksApi } from './webhooks/index.js'
+import type { WebhookWorker } from './webhooks/worker.js'
+import { wants, type WriteAction } from './documents/webhook-events.js'
+import type { ServiceContext } from './documents/types.js'
 import { serverOptionsInUse } from './server/server-options.js'
 import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
 
@@ -44,6 +49,8 @@ export interface ContentApi {
   graphql: GraphqlApi | null
   /** The upload service; null when uploads are off. */
   upload: UploadApi | null
+  /** The webhook delivery log and redelivery; null without a `webhooks` option (docs/extending.md#webhooks). */
+  readonly webhooks: WebhooksApi | null
 }
 
 declare module 'fastify' {
@@ -65,6 +72,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
   let notifications: Notifications | null = null
+  let worker: WebhookWorker | null = null
+  let workerStopped: Promise<void> | null = null
   // Registered first, so that the database is closed with the app whatever fails below. The
   // content API's paths are recorded once it has registered (answerServerErrors), before any
   // request arrives.
@@ -72,6 +81,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     timeoutMs: options.shutdown.timeoutMs,
     isContentRequest: (request) => surfaceOf(app.server, request.url) !== null,
     closeDatabase: async (graceMs) => {
+      // The webhook worker first: its deliveries in flight are recorded (or given back) before the pool closes.
+      await (workerStopped ?? worker?.stop(Math.min(graceMs, options.webhooks?.timeoutMs ?? 0)))
       await notifications?.close()
       await handle.close(graceMs)
     }
@@ -83,7 +94,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   try {
     // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
     [schemaPlan, rowCounts, secrets] = await handle.admin(async (db) => {
-      const plan = await syncSchema(db, registry, options.schemaSync, app.log)
+      const plan = await syncSchema(db, registry, options.schemaSync, app.log, options.webhooks === null ? [] : [webhookOutboxTable])
       if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
       return [plan, await countedTables(db, registry), await authSecrets(db, options, app)] as const
     })
@@ -97,7 +108,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const changes = new ChangeEvents(notifications, app.log)
   await notifications?.start()
 
-  const context = { changes, db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { changes, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents = (uid: string): DocumentService => {
@@ -105,6 +116,10 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     if (service === undefined) throw new UnknownContentTypeError(uid)
     return service
   }
+
+  const webhooks = options.webhooks === null ? null : createWebhooks(handle.db, options.webhooks, app.log)
+  if (webhooks?.worker != null) startWorker(app, webhooks.worker, services, context, options.shutdown.timeoutMs, (stopped) => { workerStopped = stopped })
+  worker = webhooks?.worker ?? null
 
   const auth = await createAuth({
     stores: authStores(handle.db, authModels(registry), changes),
@@ -118,7 +133,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const { access, authenticator, credentials, permissions, apiTokens } = auth
 
   // graphql and upload are filled in below, once their modules have registered.
-  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null }
+  const contentApiState: ContentApi = { registry, db: handle.db, schemaPlan, documents, permissions, apiTokens, access, graphql: null, upload: null, webhooks: webhooks?.api ?? null }
   app.decorate('contentApi', contentApiState)
   // Auth first: it registers @fastify/jwt, which the GraphQL login and register mutations sign with.
   await app.register(authPlugin, {
@@ -133,6 +148,26 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
+}
+
+const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'update', 'delete', 'publish', 'unpublish', 'discardDraft']
+
+/**
+ * Starts the webhook worker when the app is ready, wakes it at every commit of a content type
+ * (here, or in another instance through LISTEN/NOTIFY), and stops its claims as the app starts
+ * closing: no delivery begins after `app.close()`; those in flight may end within the shutdown
+ * bound (then `closeDatabase` waits for them).
+ */
+function startWorker (
+  app: FastifyInstance, worker: WebhookWorker, services: ReadonlyMap<string, DocumentService>, ctx: Pick<ServiceContext, 'webhooks' | 'changes'>, timeoutMs: number, stopping: (stopped: Promise<void>) => void
+): void {
+  // Only writes that may have queued an event wake it: others would cost a claim each.
+  for (const { model } of services.values()) {
+    const actions = WRITE_ACTIONS.filter((action) => wants(ctx, model, action))
+    if (actions.length > 0) ctx.changes.on(model.uid, (event) => { if ((actions as string[]).includes(event.action)) worker.wake() })
+  }
+  app.addHook('onReady', async () => { worker.start() })
+  app.addHook('preClose', async () => { stopping(worker.stop(timeoutMs)) })
 }
 
 /**
@@ -179,6 +214,8 @@ export default fp(contentApi, { fastify: '5.x', name: 'fastify-content-api' })
 export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options/index.js'
+export type { WebhookOptions, WebhookEvent } from './options/webhooks.js'
+export { verifyWebhookSignature, type WebhooksApi, type WebhookDelivery, type DeliveryStatus, type AttemptLog } from './webhooks/index.js'
 export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'

@@ -15,6 +15,7 @@ import type { Consistency, Document, QueryParams, ServiceContext, WriteParams } 
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
 import { runWrite, type ChangeOf } from './write-transaction.js'
 import type { ChangeAction, ChangeListener } from './change-events.js'
+import { queueRemoved, queueVersions, queueWritten, readRemoved } from './webhook-events.js'
 import { DocumentReader, type ReadOptions } from './reader.js'
 
 export type { CachedRead, Document, QueryParams, ServiceContext, WriteParams } from './types.js'
@@ -198,7 +199,11 @@ export class DocumentService {
    */
   async create (params: WriteParams): Promise<Document> {
     const write = await prepareWrite(this.model, this.#ctx, params, false)
-    return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write))
+    return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => {
+      const doc = await createDocument(trx, this.model, this.#ctx, write)
+      await queueWritten(trx, this.model, this.#ctx, 'create', doc)
+      return doc
+    })
   }
 
   /**
@@ -219,7 +224,11 @@ export class DocumentService {
    */
   async update (params: WriteParams & { documentId: string | null }): Promise<Document | null> {
     const write = await prepareWrite(this.model, this.#ctx, params, true)
-    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, params.documentId, write))
+    return await this.#write(this.#change('update', (doc) => doc?.documentId ?? params.documentId), async (trx) => {
+      const doc = await updateDocument(trx, this.model, this.#ctx, params.documentId, write)
+      await queueWritten(trx, this.model, this.#ctx, 'update', doc)
+      return doc
+    })
   }
 
   /**
@@ -235,7 +244,11 @@ export class DocumentService {
    * ```
    */
   async upsertSingle (params: WriteParams): Promise<Document> {
-    return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, params))
+    return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => {
+      const doc = await upsertSingle(trx, this.model, this.#ctx, params)
+      await queueWritten(trx, this.model, this.#ctx, 'update', doc)
+      return doc
+    })
   }
 
   /**
@@ -254,7 +267,12 @@ export class DocumentService {
   async delete (params: { documentId: string | null, locale?: string, access?: AccessScope }): Promise<{ documentId: string | null, entries: number }> {
     const locale = parseLocale(this.model, params.locale, this.#ctx.i18n, true)
     if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access))
+    return await this.#write(this.#change('delete', () => params.documentId), async (trx) => {
+      const removed = await readRemoved(trx, this.model, this.#ctx, 'delete', params.documentId, locale)
+      const result = await deleteDocument(trx, this.model, this.#ctx, params.documentId, locale, params.access)
+      await queueRemoved(trx, this.model, this.#ctx, 'delete', removed, result.entries)
+      return result
+    })
   }
 
   /**
@@ -273,7 +291,11 @@ export class DocumentService {
    */
   async publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'publish')
-    return await this.#write(this.#change('publish', () => params.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('publish', () => params.documentId), async (trx) => {
+      const result = await publishDocument(trx, this.model, this.#ctx, params.documentId, params.locale)
+      await queueVersions(trx, this.model, this.#ctx, 'publish', result.entries)
+      return result
+    })
   }
 
   /**
@@ -289,7 +311,12 @@ export class DocumentService {
    */
   async unpublish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: number }> {
     requireDraftAndPublish(this.model, 'unpublish')
-    return await this.#write(this.#change('unpublish', () => params.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('unpublish', () => params.documentId), async (trx) => {
+      const removed = await readRemoved(trx, this.model, this.#ctx, 'unpublish', params.documentId, params.locale)
+      const result = await unpublishDocument(trx, this.model, this.#ctx, params.documentId, params.locale)
+      await queueRemoved(trx, this.model, this.#ctx, 'unpublish', removed, result.entries)
+      return result
+    })
   }
 
   /**
@@ -305,7 +332,11 @@ export class DocumentService {
    */
   async discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Document[] }> {
     requireDraftAndPublish(this.model, 'discardDraft')
-    return await this.#write(this.#change('discardDraft', () => params.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, params.documentId, params.locale))
+    return await this.#write(this.#change('discardDraft', () => params.documentId), async (trx) => {
+      const result = await discardDraft(trx, this.model, this.#ctx, params.documentId, params.locale)
+      await queueVersions(trx, this.model, this.#ctx, 'discardDraft', result.entries)
+      return result
+    })
   }
 
   /**

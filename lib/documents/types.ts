@@ -1,3 +1,4 @@
+import type { WebhookRoutes } from './webhook-events.js'
 import type { CompiledQuery, Kysely } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
 import type { LruCache } from '../lru-cache.js'
@@ -100,6 +101,8 @@ export interface ServiceContext {
   compile: CompileOptions
   /** Change events of every type, in this instance and the others on the database (change-events.ts). */
   changes: ChangeEvents
+  /** The webhook endpoints listening to each event (webhook-events.ts); absent or null: no webhooks. */
+  webhooks?: WebhookRoutes | null
 }
 
 /** A compiled read and what its response needs besides the rows. */
