@@ -14,6 +14,8 @@ import { ARTICLE, FAST, Receiver, article, sleep } from './helpers.js'
  * instances on one database, and shutdown.
  */
 
+t.setTimeout(60_000)
+
 const AUTH = { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789', rateLimit: false as const }
 
 async function instance (db: Kysely<any> | { dataDir: string }, webhooks: WebhookOptions, shutdownMs = 10000): Promise<FastifyInstance> {

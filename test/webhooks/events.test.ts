@@ -11,6 +11,8 @@ import { ARTICLE, FAST, Receiver, SECRET, article, sleep } from './helpers.js'
  * receiver on 127.0.0.1: through REST, the document service and the upload route.
  */
 
+t.setTimeout(60_000)
+
 const ENTRY_EVENTS: WebhookEvent[] = ['entry.create', 'entry.update', 'entry.delete', 'entry.publish', 'entry.unpublish', 'entry.draft-discard']
 
 t.test('entry events through REST and the document service, with Strapi\'s body, signed', async (t) => {
