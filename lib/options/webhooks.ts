@@ -16,7 +16,8 @@ const Endpoint = Type.Object({
   /** Unique among the endpoints: the delivery log names it, and renaming one orphans its pending deliveries. */
   name: Type.String({ minLength: 1, maxLength: 255 }),
   url: Type.String({ pattern: '^https?://' }),
-  events: Type.Array(Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e))), { minItems: 1 }),
+  /** Checked against `WEBHOOK_EVENTS` by `problems` (TypeBox reports at most 8 errors, one per literal of a union). */
+  events: Type.Array(Type.String(), { minItems: 1 }),
   /** Sent with every request to it; over `defaultHeaders` (Strapi's rule). */
   headers: Type.Record(Type.String({ minLength: 1 }), Type.String(), { default: {} }),
   /** `false`: no event is queued for it (its pending deliveries stay, and go once it is enabled again). */
@@ -47,8 +48,8 @@ const WebhookOptionsSchema = Type.Object({
   deliver: Type.Boolean({ default: true })
 }, { additionalProperties: false })
 
-export type ResolvedWebhookOptions = Static<typeof WebhookOptionsSchema>
-export type WebhookEndpoint = ResolvedWebhookOptions['endpoints'][number]
+export type WebhookEndpoint = Omit<Static<typeof Endpoint>, 'events'> & { events: WebhookEvent[] }
+export type ResolvedWebhookOptions = Omit<Static<typeof WebhookOptionsSchema>, 'endpoints'> & { endpoints: WebhookEndpoint[] }
 
 export interface WebhookOptions {
   endpoints?: Array<{ name: string, url: string, events: WebhookEvent[], headers?: Record<string, string>, enabled?: boolean }>
@@ -63,14 +64,33 @@ export interface WebhookOptions {
   deliver?: boolean
 }
 
-function problems (value: unknown): string[] {
+/**
+ * TypeBox's errors, one line per problem. Each endpoint is checked on its own, and the rest
+ * without them: TypeBox stops at the first failing element of an array of objects.
+ */
+function problems (value: Record<string, unknown>): string[] {
+  const endpoints = Array.isArray(value.endpoints) ? value.endpoints as unknown[] : null
+  const found = describe(WebhookOptionsSchema, endpoints === null ? value : { ...value, endpoints: [] }, 'webhooks')
+  endpoints?.forEach((endpoint, i) => {
+    found.push(...describe(Endpoint, endpoint, `webhooks.endpoints.${i}`))
+    const events = (endpoint as { events?: unknown } | null)?.events
+    if (Array.isArray(events)) {
+      events.forEach((event, j) => {
+        if (!(WEBHOOK_EVENTS as readonly unknown[]).includes(event)) found.push(`webhooks.endpoints.${i}.events.${j}: must be one of ${WEBHOOK_EVENTS.join(', ')}`)
+      })
+    }
+  })
+  return found
+}
+
+function describe (schema: typeof WebhookOptionsSchema | typeof Endpoint, value: unknown, at: string): string[] {
   const found: string[] = []
-  for (const e of Value.Errors(WebhookOptionsSchema, value)) {
-    if (e.keyword === 'boolean' || e.keyword === 'const') continue
-    const path = `webhooks${e.instancePath.replaceAll('/', '.')}`
+  for (const e of Value.Errors(schema, value)) {
+    if (e.keyword === 'boolean') continue
+    const path = `${at}${e.instancePath.replaceAll('/', '.')}`
     found.push(e.keyword === 'additionalProperties'
       ? `${path}: unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`
-      : e.keyword === 'anyOf' ? `${path}: must be one of ${WEBHOOK_EVENTS.join(', ')}` : `${path}: ${e.message}`)
+      : `${path}: ${e.message}`)
   }
   return found
 }
@@ -88,7 +108,7 @@ export function resolveWebhookOptions (raw: WebhookOptions | undefined): Resolve
   const input: Record<string, unknown> = { ...raw }
   if (Array.isArray(input.endpoints)) input.endpoints = input.endpoints.map((e: unknown) => typeof e === 'object' && e !== null ? { ...e } : e)
   const resolved = Value.Default(WebhookOptionsSchema, input) as ResolvedWebhookOptions
-  const found = problems(resolved)
+  const found = problems(resolved as unknown as Record<string, unknown>)
   if (found.length === 0) {
     const seen = new Set<string>()
     for (const endpoint of resolved.endpoints) {

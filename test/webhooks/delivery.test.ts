@@ -64,6 +64,7 @@ t.test('failed after maxAttempts; redeliver(id) sends it again, with the same id
   t.match((await app.contentApi.webhooks!.deliveries({ status: 'delivered' }))[0], { id: failed.id, attempts: 1 })
   t.equal(await app.contentApi.webhooks!.redeliver(failed.id), true, 'a delivered one too')
   await receiver.waitFor(4)
+  await sleep(150)
   t.equal(await app.contentApi.webhooks!.redeliver('00000000-0000-0000-0000-000000000000'), false, 'no such delivery')
   t.equal(await app.contentApi.webhooks!.redeliver('not an id'), false)
   t.same(await app.contentApi.webhooks!.deliveries({ status: 'pending' }), [])
