@@ -89,7 +89,7 @@ t.test('a rolled-back write sends nothing; an event nobody listens to is not que
   // Fails the transaction at its commit, after every statement of the write (the outbox's insert included) ran.
   await sql.raw(`create function reject_boom() returns trigger language plpgsql as $$ begin
       if new.title = 'boom' then raise exception 'rejected at commit'; end if; return null; end $$`).execute(database.db)
-  await sql.raw(`create constraint trigger reject_boom after insert on articles deferrable initially deferred for each row execute function reject_boom()`).execute(database.db)
+  await sql.raw('create constraint trigger reject_boom after insert on articles deferrable initially deferred for each row execute function reject_boom()').execute(database.db)
   await t.rejects(app.contentApi.documents(ARTICLE).create({ data: { title: 'boom' } }), /rejected at commit/)
   const kept = await app.contentApi.documents(ARTICLE).create({ data: { title: 'kept' } })
   const [request] = await receiver.waitFor(1)
