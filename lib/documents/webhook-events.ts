@@ -55,11 +55,13 @@ export async function queueWritten (trx: Transaction<any>, model: ContentType, c
   const documentId = written.documentId as string
   const locale = (written.locale as string | undefined) ?? null
   const draft = await read(trx, model, ctx, documentId, 'draft', locale)
-  await queue(trx, model, ctx, eventOf(model, action), draft === null ? [] : [draft])
+  const rows = deliveries(model, ctx, eventOf(model, action), draft === null ? [] : [draft])
   if (model.draftAndPublish && written.publishedAt != null) {
     const published = await read(trx, model, ctx, documentId, 'published', locale)
-    await queue(trx, model, ctx, 'entry.publish', published === null ? [] : [published])
+    rows.push(...deliveries(model, ctx, 'entry.publish', published === null ? [] : [published]))
   }
+  // One statement for both events.
+  await enqueue(trx, rows)
 }
 
 /** After a publish or a discarded draft: one event per version it wrote. */
@@ -71,7 +73,7 @@ export async function queueVersions (trx: Transaction<any>, model: ContentType, 
     const doc = await read(trx, model, ctx, entry.documentId as string, status, (entry.locale as string | undefined) ?? null)
     if (doc !== null) docs.push(doc)
   }
-  await queue(trx, model, ctx, eventOf(model, action), docs)
+  await enqueue(trx, deliveries(model, ctx, eventOf(model, action), docs))
 }
 
 /**
@@ -105,14 +107,17 @@ export async function readRemoved (
 
 /** After a delete or an unpublish that removed something: the versions `readRemoved` read. */
 export async function queueRemoved (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, action: 'delete' | 'unpublish', removed: readonly Document[], entries: number): Promise<void> {
-  if (entries > 0) await queue(trx, model, ctx, eventOf(model, action), removed)
+  if (entries > 0) await enqueue(trx, deliveries(model, ctx, eventOf(model, action), removed))
 }
 
-async function queue (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, event: WebhookEvent | null, entries: readonly Document[]): Promise<void> {
+interface Delivery { endpoint: string, event: string, payload: string }
+
+/** One delivery per endpoint listening to `event`, for each entry: the body Strapi sends. */
+function deliveries (model: ContentType, ctx: ServiceContext, event: WebhookEvent | null, entries: readonly Document[]): Delivery[] {
   const endpoints = event === null ? undefined : ctx.webhooks?.get(event)
-  if (event === null || endpoints === undefined || entries.length === 0) return
+  const rows: Delivery[] = []
+  if (event === null || endpoints === undefined || entries.length === 0) return rows
   const createdAt = new Date().toISOString()
-  const rows = []
   for (const entry of entries) {
     // Strapi's webhook runner: `{ event, createdAt, ...info }`, info `{ model, uid, entry }` or `{ media }`.
     const body = model.uid === FILE_UID
@@ -121,7 +126,7 @@ async function queue (trx: Transaction<any>, model: ContentType, ctx: ServiceCon
     const payload = JSON.stringify(body)
     for (const endpoint of endpoints) rows.push({ endpoint, event, payload })
   }
-  await enqueue(trx, rows)
+  return rows
 }
 
 /**
@@ -132,17 +137,22 @@ async function queue (trx: Transaction<any>, model: ContentType, ctx: ServiceCon
  * insert into "content_api_webhook_deliveries" ("id", "endpoint", "event", "payload") values ($1, $2, $3, $4), ...
  * ```
  */
-async function enqueue (trx: Kysely<any>, rows: ReadonlyArray<{ endpoint: string, event: string, payload: string }>): Promise<void> {
+async function enqueue (trx: Kysely<any>, rows: readonly Delivery[]): Promise<void> {
   if (rows.length === 0) return
   await trx.insertInto(WEBHOOKS_TABLE).values(rows.map((row) => ({ id: randomUUID(), ...row }))).execute()
 }
 
-/** The shape an event's entry is read with, per model: every readable field, the first level populated (files: none). */
+/**
+ * The shape an event's entry is read with, per model: every readable field, the first level
+ * populated (files: none). Its statement is compiled once and kept (`cache: true`: the shape is
+ * the plugin's own, never objects application code holds): compiling a populate costs more than
+ * running it.
+ */
 const shapes = new WeakMap<ContentType, Shape>()
 
 async function read (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, status: 'draft' | 'published', locale: string | null): Promise<Document | null> {
   let shape = shapes.get(model)
   if (shape === undefined) shapes.set(model, shape = writeShape(model, ctx, model.uid === FILE_UID ? {} : { populate: '*' }))
-  const doc = await reread(trx, model, ctx, documentId, { status, locale, shape }) as Document | null
+  const doc = await reread(trx, model, ctx, documentId, { status, locale, shape, cache: true }) as Document | null
   return doc ?? null
 }
