@@ -142,3 +142,18 @@ t.test('webhook options are validated before anything connects', async (t) => {
   t.match(problems, /webhooks\.secret/)
   t.match(problems, /webhooks\.retryDelayMs/)
 })
+
+t.test('GraphQL mutations send the same events', async (t) => {
+  const receiver = await Receiver.start(t)
+  const { app } = await build(t, { models: [article], webhooks: { endpoints: [{ name: 'site', url: receiver.url, events: ['entry.create', 'entry.delete'] }], batchSize: 1, ...FAST } })
+  const gql = async (query: string): Promise<any> => JSON.parse((await app.inject({ method: 'POST', url: '/graphql', payload: { query } })).body)
+  // The default GraphQL shape is Strapi v4's (docs/graphql.md): `data { id }`, the id being the documentId.
+  const created = await gql('mutation { createArticle(data: { title: "from graphql" }) { data { id } } }')
+  const id = created.data.createArticle.data.id as string
+  const [create] = await receiver.waitFor(1)
+  t.match(create.json, { event: 'entry.create', model: 'article', uid: ARTICLE, entry: { title: 'from graphql' } })
+  const documentId = create.json.entry.documentId as string
+  await gql(`mutation { deleteArticle(id: "${id}") { data { id } } }`)
+  const [, deleted] = await receiver.waitFor(2)
+  t.match(deleted.json, { event: 'entry.delete', entry: { documentId, title: 'from graphql' } })
+})
