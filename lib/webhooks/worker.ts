@@ -38,7 +38,8 @@ export class WebhookWorker {
 
   start (): void {
     if (this.#loop !== null || this.#endpoints.size === 0) return
-    this.#loop = this.#run()
+    // Nothing in the loop is meant to throw; if something does, the worker stops, the process does not.
+    this.#loop = this.#run().catch((err: unknown) => { this.#log.error({ err }, 'fastify-content-api: the webhook worker stopped') })
   }
 
   /** Something may be due: look now (or right after the current batch). */
