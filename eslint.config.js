@@ -5,6 +5,7 @@ import neostandard from 'neostandard'
  *
  *   index -> {rest, graphql, upload} -> auth -> documents -> compiler -> query -> model
  *   schema -> db -> model
+ *   webhooks (the delivery worker, on the outbox the document service writes) -> documents, options
  *
  * Each folder, and what it may import besides itself (skipping layers downwards is fine). The
  * entry (the files of lib/ itself) and lib/server/ sit on top of everything. `http` holds the
@@ -23,6 +24,7 @@ const LAYERS = {
   schema: ['db', 'model'],
   db: ['model'],
   options: ['db', 'model'],
+  webhooks: ['documents', 'options', 'model', 'db'],
   model: []
 }
 
@@ -33,7 +35,7 @@ const TOP = ['server', 'index', 'cli', 'bin', 'shutdown']
 const NEUTRAL = ['lib/errors.ts', 'lib/error-handler.ts', 'lib/lru-cache.ts', 'lib/route-schema.ts', 'lib/db/faults.ts']
 
 /** The only folders that build SQL, so the only ones that import Kysely. */
-const SQL = ['documents', 'compiler', 'schema', 'db']
+const SQL = ['documents', 'compiler', 'schema', 'db', 'webhooks']
 
 const KYSELY = { regex: '^kysely(?:/|$)', message: `Only lib/${SQL.join('/, lib/')}/ build SQL: go through the document service.` }
 

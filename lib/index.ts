@@ -26,6 +26,11 @@ import { registerUpload, type UploadApi } from './upload/index.js'
 import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
+import { webhookOutboxTable } from './schema/webhook-outbox.js'
+import { createWebhooks, webhookRoutes, type WebhooksApi } from './webhooks/index.js'
+import type { WebhookWorker } from './webhooks/worker.js'
+import { wants, type WriteAction } from './documents/webhook-events.js'
+import type { ServiceContext } from './documents/types.js'
 import { serverOptionsInUse } from './server/server-options.js'
 import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
 
@@ -53,6 +58,8 @@ export interface ContentApi {
   graphql: GraphqlApi | null
   /** The upload service; null when uploads are off. */
   upload: UploadApi | null
+  /** The webhook delivery log and redelivery; null without a `webhooks` option (docs/extending.md#webhooks). */
+  readonly webhooks: WebhooksApi | null
   /** The content API's route checks for the application's own routes (docs/extending.md#routes-policies-middlewares-controllers). */
   readonly routes: ContentApiRoutes
 }
@@ -102,6 +109,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
   let notifications: Notifications | null = null
+  let worker: WebhookWorker | null = null
+  let workerStopped: Promise<void> | null = null
   // Registered first, so that the database is closed with the app whatever fails below. The
   // content API's paths are recorded once it has registered (answerServerErrors), before any
   // request arrives.
@@ -109,6 +118,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     timeoutMs: options.shutdown.timeoutMs,
     isContentRequest: (request) => surfaceOf(app.server, request.url) !== null,
     closeDatabase: async (graceMs) => {
+      // The webhook worker first: its deliveries in flight are recorded (or given back) before the pool closes.
+      await (workerStopped ?? worker?.stop(Math.min(graceMs, options.webhooks?.timeoutMs ?? 0)))
       await notifications?.close()
       await handle.close(graceMs)
     }
@@ -120,7 +131,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   try {
     // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
     [schemaPlan, rowCounts, secrets] = await handle.admin(async (db) => {
-      const plan = await syncSchema(db, registry, options.schemaSync, app.log)
+      const plan = await syncSchema(db, registry, options.schemaSync, app.log, options.webhooks === null ? [] : [webhookOutboxTable])
       if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
       return [plan, await countedTables(db, registry), await authSecrets(db, options, app)] as const
     })
@@ -136,7 +147,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 
   const lifecycles = new Lifecycles(registry.contentTypes.values())
   const middlewares = new DocumentMiddlewares()
-  const context = { changes, lifecycles, middlewares, db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents: Documents = Object.assign((uid: string): DocumentService => {
@@ -149,6 +160,10 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
       return documents
     }
   })
+
+  const webhooks = options.webhooks === null ? null : createWebhooks(handle.db, options.webhooks, app.log)
+  if (webhooks?.worker != null) startWorker(app, webhooks.worker, services, context, options.shutdown.timeoutMs, (stopped) => { workerStopped = stopped })
+  worker = webhooks?.worker ?? null
 
   const auth = await createAuth({
     stores: authStores(handle.db, authModels(registry), changes),
@@ -174,7 +189,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     access,
     graphql: null,
     upload: null,
-    routes
+    routes,
+    webhooks: webhooks?.api ?? null
   }
   app.decorate('contentApi', contentApiState)
   // Auth first: it registers @fastify/jwt, which the GraphQL login and register mutations sign with.
@@ -190,6 +206,26 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
+}
+
+const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'update', 'delete', 'publish', 'unpublish', 'discardDraft']
+
+/**
+ * Starts the webhook worker when the app is ready, wakes it at every commit of a content type
+ * (here, or in another instance through LISTEN/NOTIFY), and stops its claims as the app starts
+ * closing: no delivery begins after `app.close()`; those in flight may end within the shutdown
+ * bound (then `closeDatabase` waits for them).
+ */
+function startWorker (
+  app: FastifyInstance, worker: WebhookWorker, services: ReadonlyMap<string, DocumentService>, ctx: Pick<ServiceContext, 'webhooks' | 'changes'>, timeoutMs: number, stopping: (stopped: Promise<void>) => void
+): void {
+  // Only writes that may have queued an event wake it: others would cost a claim each.
+  for (const { model } of services.values()) {
+    const actions = WRITE_ACTIONS.filter((action) => wants(ctx, model, action))
+    if (actions.length > 0) ctx.changes.on(model.uid, (event) => { if ((actions as string[]).includes(event.action)) worker.wake() })
+  }
+  app.addHook('onReady', async () => { worker.start() })
+  app.addHook('preClose', async () => { stopping(worker.stop(timeoutMs)) })
 }
 
 /**
@@ -239,6 +275,8 @@ export type { ContentApiOptions, EmailMessage } from './options/index.js'
 export type { CacheControl, ContentTypeRoutes, CoreAnswer, RestRoutes, RouteAction, RouteActionConfig, RouteController, RouteMiddleware } from './options/rest-routes.js'
 export type { Policy, PolicyReference, RoutePolicyContext } from './policies.js'
 export type { ProtectOptions } from './rest/route-config.js'
+export type { WebhookOptions, WebhookEvent } from './options/webhooks.js'
+export { verifyWebhookSignature, type WebhooksApi, type WebhookDelivery, type DeliveryStatus, type AttemptLog } from './webhooks/index.js'
 export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
 export type { LifecycleSubscriber } from './documents/lifecycles.js'
 export type { DocumentAction, DocumentMiddleware, DocumentMiddlewareContext } from './documents/middlewares.js'

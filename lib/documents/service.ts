@@ -16,6 +16,7 @@ import type { Precondition } from './precondition.js'
 import { createDocument, deleteDocument, updateDocument, upsertSingle } from './write-document.js'
 import { runWrite, type ChangeOf } from './write-transaction.js'
 import type { ChangeAction, ChangeListener } from './change-events.js'
+import { queueRemoved, queueVersions, queueWritten, readRemoved } from './webhook-events.js'
 import { DocumentReader, type ReadOptions } from './reader.js'
 import type { LifecycleRun, LifecycleStage } from './lifecycles.js'
 import type { DocumentAction } from './middlewares.js'
@@ -247,7 +248,11 @@ export class DocumentService {
     return await this.#call('create', params, async (p) => {
       const hooks = await this.#before('Create', 'create', p)
       const write = await prepareWrite(this.model, this.#ctx, hooks?.params as WriteParams ?? p, false)
-      return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => await createDocument(trx, this.model, this.#ctx, write), hooks)
+      return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => {
+        const doc = await createDocument(trx, this.model, this.#ctx, write)
+        await queueWritten(trx, this.model, this.#ctx, 'create', doc)
+        return doc
+      }, hooks)
     })
   }
 
@@ -272,7 +277,11 @@ export class DocumentService {
       const hooks = await this.#before('Update', 'update', p)
       const q = hooks?.params as typeof params ?? p
       const write = await prepareWrite(this.model, this.#ctx, q, true)
-      return await this.#write(this.#change('update', (doc) => doc?.documentId ?? q.documentId), async (trx) => await updateDocument(trx, this.model, this.#ctx, q.documentId, write, q.ifMatch), hooks)
+      return await this.#write(this.#change('update', (doc) => doc?.documentId ?? q.documentId), async (trx) => {
+        const doc = await updateDocument(trx, this.model, this.#ctx, q.documentId, write, q.ifMatch)
+        await queueWritten(trx, this.model, this.#ctx, 'update', doc)
+        return doc
+      }, hooks)
     })
   }
 
@@ -292,7 +301,11 @@ export class DocumentService {
     return await this.#call('update', params, async (p) => {
       const hooks = await this.#before('Update', 'update', p)
       const q = hooks?.params as WriteParams ?? p
-      return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => await upsertSingle(trx, this.model, this.#ctx, q), hooks)
+      return await this.#write(this.#change('update', (doc) => doc.documentId), async (trx) => {
+        const doc = await upsertSingle(trx, this.model, this.#ctx, q)
+        await queueWritten(trx, this.model, this.#ctx, 'update', doc)
+        return doc
+      }, hooks)
     })
   }
 
@@ -315,7 +328,12 @@ export class DocumentService {
       const q = hooks?.params as typeof params ?? p
       const locale = parseLocale(this.model, q.locale, this.#ctx.i18n, true)
       if (locale !== null) writeScope(this.model, this.#ctx, { locale })
-      return await this.#write(this.#change('delete', () => q.documentId), async (trx) => await deleteDocument(trx, this.model, this.#ctx, q.documentId, locale, q.access, q.ifMatch), hooks)
+      return await this.#write(this.#change('delete', () => q.documentId), async (trx) => {
+        const removed = await readRemoved(trx, this.model, this.#ctx, 'delete', q.documentId, locale)
+        const result = await deleteDocument(trx, this.model, this.#ctx, q.documentId, locale, q.access, q.ifMatch)
+        await queueRemoved(trx, this.model, this.#ctx, 'delete', removed, result.entries)
+        return result
+      }, hooks)
     })
   }
 
@@ -338,7 +356,11 @@ export class DocumentService {
     return await this.#call('publish', params, async (p) => {
       const hooks = await this.#before('Update', 'publish', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('publish', () => q.documentId), async (trx) => await publishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+      return await this.#write(this.#change('publish', () => q.documentId), async (trx) => {
+        const result = await publishDocument(trx, this.model, this.#ctx, q.documentId, q.locale)
+        await queueVersions(trx, this.model, this.#ctx, 'publish', result.entries)
+        return result
+      }, hooks)
     })
   }
 
@@ -358,7 +380,12 @@ export class DocumentService {
     return await this.#call('unpublish', params, async (p) => {
       const hooks = await this.#before('Update', 'unpublish', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('unpublish', () => q.documentId), async (trx) => await unpublishDocument(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+      return await this.#write(this.#change('unpublish', () => q.documentId), async (trx) => {
+        const removed = await readRemoved(trx, this.model, this.#ctx, 'unpublish', q.documentId, q.locale)
+        const result = await unpublishDocument(trx, this.model, this.#ctx, q.documentId, q.locale)
+        await queueRemoved(trx, this.model, this.#ctx, 'unpublish', removed, result.entries)
+        return result
+      }, hooks)
     })
   }
 
@@ -378,7 +405,11 @@ export class DocumentService {
     return await this.#call('discardDraft', params, async (p) => {
       const hooks = await this.#before('Update', 'discardDraft', p)
       const q = hooks?.params as typeof params ?? p
-      return await this.#write(this.#change('discardDraft', () => q.documentId), async (trx) => await discardDraft(trx, this.model, this.#ctx, q.documentId, q.locale), hooks)
+      return await this.#write(this.#change('discardDraft', () => q.documentId), async (trx) => {
+        const result = await discardDraft(trx, this.model, this.#ctx, q.documentId, q.locale)
+        await queueVersions(trx, this.model, this.#ctx, 'discardDraft', result.entries)
+        return result
+      }, hooks)
     })
   }
 

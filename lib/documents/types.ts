@@ -1,4 +1,5 @@
 import type { Precondition } from './precondition.js'
+import type { WebhookRoutes } from './webhook-events.js'
 import type { CompiledQuery, Kysely } from 'kysely'
 import type { AccessScope } from '../query/access-scope.js'
 import type { LruCache } from '../lru-cache.js'
@@ -109,6 +110,8 @@ export interface ServiceContext {
   lifecycles: Lifecycles
   /** The document-service middlewares, run around every call (middlewares.ts). */
   middlewares: DocumentMiddlewares
+  /** The webhook endpoints listening to each event (webhook-events.ts); absent or null: no webhooks. */
+  webhooks?: WebhookRoutes | null
 }
 
 /** A compiled read and what its response needs besides the rows. */

@@ -50,3 +50,9 @@ export const ROW_COUNTS_TABLE = 'content_api_row_counts'
  * (lib/schema/stored-secrets.ts).
  */
 export const SECRETS_TABLE = 'content_api_secrets'
+
+/**
+ * The library's own outbox of webhook deliveries, one row per event and endpoint, written in the
+ * transaction of the change (lib/webhooks/outbox.ts); created only with a `webhooks` option.
+ */
+export const WEBHOOKS_TABLE = 'content_api_webhook_deliveries'

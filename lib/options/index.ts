@@ -9,6 +9,7 @@ import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
 import { checkRestRoutes, type NamedPolicies, type RestRoutes } from './rest-routes.js'
+import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks.js'
 
 /**
  * Every tunable of the plugin, with its default, in one schema. `resolveOptions` validates the
@@ -231,7 +232,9 @@ const OptionsSchema = Type.Object({
   /** GraphQL options; their schema is lib/graphql/options.ts. `false` turns GraphQL off. */
   graphql: Type.Optional(Type.Unknown()),
   /** Upload options; their schema is lib/upload/options.ts. */
-  upload: Type.Optional(Type.Unknown())
+  upload: Type.Optional(Type.Unknown()),
+  /** Webhook options; their schema is lib/options/webhooks.ts. */
+  webhooks: Type.Optional(Type.Unknown())
 }, { additionalProperties: false })
 
 export interface ContentApiOptions {
@@ -268,6 +271,8 @@ export interface ContentApiOptions {
   graphql?: GraphqlOptions | false
   /** Upload API and storage provider options (docs/upload.md). */
   upload?: UploadOptions
+  /** Outbound webhooks with an outbox (docs/extending.md#webhooks). */
+  webhooks?: WebhookOptions
 }
 
 export interface RateLimitOptions {
@@ -324,6 +329,8 @@ export interface ResolvedOptions {
   /** Null when GraphQL is off (`graphql: false`). */
   graphql: ResolvedGraphqlOptions | null
   upload: ResolvedUploadOptions
+  /** Null without a `webhooks` option. */
+  webhooks: ResolvedWebhookOptions | null
 }
 
 function describe (path: string, message: string): string {
@@ -481,6 +488,7 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   if (typeof redis === 'object' && typeof resolved.auth?.rateLimit === 'object' && resolved.auth.rateLimit !== null) resolved.auth.rateLimit.redis = redis
   resolved.graphql = areaOptions(() => resolveGraphqlOptions(options.graphql), problems) ?? null
   resolved.upload = areaOptions(() => resolveUploadOptions(options.upload), problems)!
+  resolved.webhooks = areaOptions(() => resolveWebhookOptions(options.webhooks), problems) ?? null
   if (problems.length > 0) throw new ConfigurationError(problems)
   return resolved
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { SchemaSyncError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
-import { desiredSchema } from './desired-schema.js'
+import { desiredSchema, type TableSpec } from './desired-schema.js'
 import { diffSchema, type SchemaPlan } from './diff.js'
 import { describeDuplicates, findDuplicates } from './duplicates.js'
 import { introspectSchema } from './introspect.js'
@@ -81,15 +81,18 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  * - `dryRun` only introspects and returns the plan.
  * - `off` returns an empty plan without touching the database.
  *
+ * `ownTables` adds the plugin's own tables that options ask for (lib/webhooks/outbox-table.ts).
+ *
  * @example
  * const plan = await syncSchema(db, registry, { mode: 'dryRun', allowDestructive: false }, app.log)
  * plan.statements // ['create table "articles" (...)', 'create index ...']
  */
 export async function syncSchema (
-  db: Kysely<any>, registry: Registry, options: SchemaSyncOptions, log?: SchemaSyncLogger
+  db: Kysely<any>, registry: Registry, options: SchemaSyncOptions, log?: SchemaSyncLogger, ownTables: readonly TableSpec[] = []
 ): Promise<SchemaSyncResult> {
   if (options.mode === 'off') return { statements: [], destructive: [], applied: false }
-  const desired = desiredSchema(registry)
+  // `ownTables`: the plugin's tables that depend on options, not models (the webhook outbox).
+  const desired = [...desiredSchema(registry), ...ownTables]
 
   if (options.mode === 'dryRun') {
     const current = await introspectSchema(db)

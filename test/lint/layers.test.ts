@@ -41,7 +41,7 @@ const backward: Snippet[] = [
 
 const SQL = "import { sql as x } from 'kysely'"
 const kysely: Array<[Snippet, boolean]> = [
-  ...['documents', 'compiler', 'schema', 'db'].map((area): [Snippet, boolean] => [importing(`lib/${area}/x.ts`, SQL), true]),
+  ...['documents', 'compiler', 'schema', 'db', 'webhooks'].map((area): [Snippet, boolean] => [importing(`lib/${area}/x.ts`, SQL), true]),
   ...['model', 'query', 'auth', 'upload', 'rest', 'graphql', 'http', 'server'].map((area): [Snippet, boolean] => [importing(`lib/${area}/x.ts`, SQL), false]),
   [{ filePath: 'lib/upload/x.ts', code: "import type { Kysely } from 'kysely'\nexport type Db = Kysely<any>\n" }, false],
   [importing('lib/query/x.ts', "import { PostgresDialect as x } from 'kysely/dist/esm/index.js'"), false],
