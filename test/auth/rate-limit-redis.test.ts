@@ -1,13 +1,13 @@
 import tap from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createServer, connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import contentApi, { ConfigurationError, type ContentApiOptions } from '../../lib/index.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { freePort, reachable } from '../helpers/net.js'
 
 /**
  * The auth rate limit kept in Redis (auth.rateLimit.redis): instances on one Redis count
@@ -22,28 +22,6 @@ const SECRETS = { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-a
 const PASSWORD = 'Password123!'
 /** This run's keys: every test's nameSpace starts with it, and teardown deletes them. */
 const RUN_PREFIX = `fca-test-rl-${process.pid}-${randomBytes(4).toString('hex')}:`
-
-async function reachable (port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    socket.setTimeout(1000)
-    socket.once('connect', () => { socket.destroy(); resolve(true) })
-    socket.once('error', () => resolve(false))
-    socket.once('timeout', () => { socket.destroy(); resolve(false) })
-  })
-}
-
-/** A port nothing listens on (taken from the kernel, then released). */
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 interface Logged { level: number, msg: string }
 

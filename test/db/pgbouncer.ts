@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { DATABASE_URL } from '../helpers/database.js'
+import { freePort } from '../helpers/net.js'
 
 /**
  * A PgBouncer of the test's own, in transaction mode, in front of a scratch database on the
@@ -24,14 +24,6 @@ export function pgbouncerVersion (): [number, number] | null {
 }
 
 const binary = (): string => spawnSync('pgbouncer', ['--version']).status === 0 ? 'pgbouncer' : '/usr/sbin/pgbouncer'
-
-async function freePort (): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((resolve) => server.close(() => { resolve() }))
-  return port
-}
 
 export interface Bouncer {
   /** The scratch database's connection string through PgBouncer. */

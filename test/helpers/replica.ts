@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { freePort } from './net.js'
 
 /**
  * A real streaming replica for the read-replica tests: `pg_basebackup -R -X stream` into a
@@ -52,17 +52,6 @@ const pgRun = async (bin: string, args: string[], timeoutMs?: number): Promise<s
 function binaries (major: number): string | null {
   const candidates = [`/usr/lib/postgresql/${major}/bin`, ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin`) : []), '/usr/local/bin', '/usr/bin']
   return candidates.find((dir) => ['pg_ctl', 'pg_basebackup', 'initdb'].every((b) => existsSync(join(dir, b)))) ?? null
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 function urlOf (base: string, port: number, database: string, schema: string): string {

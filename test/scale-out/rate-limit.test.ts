@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { connect } from 'node:net'
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { needsPostgres, scratchDatabase, startInstances, type Instance } from './instances.js'
+import { reachable } from '../helpers/net.js'
 
 /**
  * The credential routes' rate limit counted once for three instances in three processes, in the
@@ -13,16 +13,6 @@ import { needsPostgres, scratchDatabase, startInstances, type Instance } from '.
 const REDIS_URL = 'redis://127.0.0.1:6379'
 const MAX = 3
 const PASSWORD = 'Password123!'
-
-async function reachable (port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    socket.setTimeout(1000)
-    socket.once('connect', () => { socket.destroy(); resolve(true) })
-    socket.once('error', () => { resolve(false) })
-    socket.once('timeout', () => { socket.destroy(); resolve(false) })
-  })
-}
 
 async function post (instance: Instance, path: string, body: unknown): Promise<number> {
   const res = await fetch(`${instance.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
