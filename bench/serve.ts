@@ -39,7 +39,7 @@ export async function buildOurs (connectionString: string, log?: (sql: string, p
   if (log === undefined) {
     const url = new URL(connectionString)
     url.searchParams.set('options', '-c search_path=bench')
-    await app.register(contentApi, { ...pluginOptions(MODEL_SET), db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH })
+    await app.register(contentApi, { ...pluginOptions(MODEL_SET), db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH, ...(process.env.BENCH_NO_NOTIFY === '1' ? { notifications: false as const } : {}) })
     return app
   }
   const db = new Kysely<any>({
