@@ -23,7 +23,7 @@ import { restPlugin } from './rest/index.js'
 import { protect, type ProtectOptions } from './rest/route-config.js'
 import { errorHandler } from './error-handler.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
-import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { countedTables, storedSecrets, storedSecretsTable, syncSchema, type SchemaSyncResult, type StoredSecretName, type TableSpec } from './schema/index.js'
 import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
 import { webhookOutboxTable } from './schema/webhook-outbox.js'
@@ -131,7 +131,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   try {
     // Which tables' row counts triggers keep (docs/rest.md#totals), once sync has put them in place.
     [schemaPlan, rowCounts, secrets] = await handle.admin(async (db) => {
-      const plan = await syncSchema(db, registry, options.schemaSync, app.log, options.webhooks === null ? [] : [webhookOutboxTable])
+      const plan = await syncSchema(db, registry, options.schemaSync, app.log, ownTables(options))
       if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
       return [plan, await countedTables(db, registry), await authSecrets(db, options, app)] as const
     })
@@ -251,11 +251,23 @@ function answerServerErrors (app: FastifyInstance, restPrefix: string, graphqlEn
  * dry, the table is not created, and missing ones are generated per process, as before. The
  * warning names the options, never a value.
  */
+/** The secrets not given in `auth` (only outside production: options refuse that there). */
+const missingSecrets = (auth: ResolvedOptions['auth']): StoredSecretName[] =>
+  (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)
+
+/** The plugin's own tables that the options ask schema sync for: the webhook outbox, the stored development secrets. */
+function ownTables (options: ResolvedOptions): TableSpec[] {
+  return [
+    ...(options.webhooks === null ? [] : [webhookOutboxTable]),
+    ...(missingSecrets(options.auth).length === 0 ? [] : [storedSecretsTable])
+  ]
+}
+
 async function authSecrets (db: Kysely<any>, options: ResolvedOptions, app: FastifyInstance): Promise<{ jwtSecret: string, apiTokenSalt: string }> {
   const { auth } = options
-  const missing = (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)
+  const missing = missingSecrets(auth)
   if (missing.length === 0) return { jwtSecret: auth.jwtSecret!, apiTokenSalt: auth.apiTokenSalt! }
-  const { values } = await storedSecrets(db, missing, { create: options.schemaSync.mode === 'apply' })
+  const values = await storedSecrets(db, missing)
   const named = missing.map((k) => `auth.${k}`).join(' or ')
   if (missing.every((key) => values[key] !== undefined)) {
     app.log.warn(`fastify-content-api: no ${named} given; using a generated one stored in the database table ${SECRETS_TABLE}, shared by every instance on this database (for development only: set it in production)`)
