@@ -126,6 +126,21 @@ t.test('a database where the secrets table is missing and both secrets are confi
   t.equal(rows[0]?.present, false)
 })
 
+t.test('schema sync not applying (dryRun): the table is only planned, and a per-process secret is used', async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(async () => { await database.drop() })
+  const logs: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { logs.push(String(chunk)); done() } })
+  const app = Fastify({ logger: { level: 'warn', stream } })
+  t.teardown(async () => { await app.close() })
+  await app.register(contentApi, { models: [], db: database.db, schemaSync: { mode: 'dryRun' }, auth: { rateLimit: false } })
+  await app.ready()
+  t.ok(app.contentApi.schemaPlan.statements.some((s) => s.startsWith('create table "content_api_secrets"')), 'the plan holds the table')
+  const { rows } = await sql<{ present: boolean }>`select to_regclass('content_api_secrets') is not null as present`.execute(database.db)
+  t.equal(rows[0]?.present, false, 'nothing created')
+  t.ok(logs.some((line) => line.includes('using a throwaway one')), 'the warning says the secret is per process')
+})
+
 t.test('production without secrets still refuses to start, before touching the database', async (t) => {
   const database = await createTestDatabase()
   t.teardown(async () => { await database.drop() })
