@@ -40,6 +40,8 @@ export class Lifecycles {
   readonly #subscriptions: Subscription[] = []
   /** Per uid, the stages any subscription has a hook of: read per call, forgotten on subscribe. */
   #hooked = new Map<string, ReadonlySet<LifecycleStage>>()
+  /** Each model's `event.model`, made once. */
+  readonly #models = new WeakMap<ContentType, LifecycleEvent['model']>()
 
   /** The models' own `lifecycles`, first (as Strapi subscribes them when it loads the models). */
   constructor (models: Iterable<ContentType>) {
@@ -90,7 +92,7 @@ export class Lifecycles {
     if (!this.has(model.uid, stage)) return null
     const subscriptions = this.#subscriptions.filter((s) => applies(s, model.uid, stage))
     const states = subscriptions.map(() => ({}))
-    const described = describe(model)
+    const described = this.#described(model)
     const run = {
       params,
       before: async () => {
@@ -110,6 +112,12 @@ export class Lifecycles {
       }
     }
     return run
+  }
+
+  #described (model: ContentType): LifecycleEvent['model'] {
+    let described = this.#models.get(model)
+    if (described === undefined) this.#models.set(model, described = describe(model))
+    return described
   }
 }
 
