@@ -3,12 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import S3rver from 's3rver'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import contentApi, { LocalProvider, type UploadOptions } from '../../lib/index.js'
 import { UPLOAD_ACTIONS } from '../../lib/upload/routes.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { article, postUpload, type Part } from './helpers.js'
+import { startS3rver } from './s3-server.js'
 
 /**
  * Media with several instances: two apps (A and B) on one database, each its own connections
@@ -19,17 +19,7 @@ import { article, postUpload, type Part } from './helpers.js'
  */
 t.setTimeout(60_000)
 
-const root = await mkdtemp(join(tmpdir(), 'fca-instances-s3rver-'))
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: root, configureBuckets: [{ name: 'shared' }] })
-const { port } = await server.run()
-t.teardown(async () => {
-  await server.close()
-  await rm(root, { recursive: true, force: true })
-})
-const endpoint = `http://127.0.0.1:${port}`
-const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
-const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { ...credentials } })
-t.teardown(() => { client.destroy() })
+const { endpoint, credentials, client } = await startS3rver(t, ['shared'])
 const s3 = { provider: 's3', s3: { bucket: 'shared', endpoint, forcePathStyle: true, credentials, prefix: 'media/' } } as const
 
 async function keys (): Promise<string[]> {

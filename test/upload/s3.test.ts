@@ -1,33 +1,20 @@
 import t from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import S3rver from 's3rver'
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import sharp from 'sharp'
 import contentApi from '../../lib/index.js'
 import { UPLOAD_ACTIONS } from '../../lib/upload/routes.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { article, buildUpload, postUpload, pngPart, type Part } from './helpers.js'
+import { startS3rver } from './s3-server.js'
 
 /**
  * The S3 provider against a real S3-protocol server on this machine (s3rver, started here),
  * through the AWS SDK v3: no mocked client.
  */
 
-const root = await mkdtemp(join(tmpdir(), 'fca-s3rver-'))
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: root, configureBuckets: [{ name: 'media' }, { name: 'private' }] })
-const { port } = await server.run()
-t.teardown(async () => {
-  await server.close()
-  await rm(root, { recursive: true, force: true })
-})
-const endpoint = `http://127.0.0.1:${port}`
-const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
-const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { ...credentials } })
-t.teardown(() => { client.destroy() })
+const { endpoint, credentials, client } = await startS3rver(t, ['media', 'private'])
 
 const s3Options = (bucket: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
   ({ provider: 's3', s3: { bucket, endpoint, forcePathStyle: true, credentials, prefix: 'uploads/', ...extra } })
