@@ -13,6 +13,7 @@ import { ChangeEvents } from './documents/change-events.js'
 import { Lifecycles, type LifecycleSubscriber } from './documents/lifecycles.js'
 import { DocumentMiddlewares, type DocumentMiddleware } from './documents/middlewares.js'
 import { LruCache } from './lru-cache.js'
+import { CursorCodec } from './query/cursor.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
 import { UnknownContentTypeError } from './errors.js'
@@ -147,7 +148,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 
   const lifecycles = new Lifecycles(registry.contentTypes.values())
   const middlewares = new DocumentMiddlewares()
-  const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, cursors: new CursorCodec(secrets.jwtSecret), queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents: Documents = Object.assign((uid: string): DocumentService => {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { ContentType, Field } from '../model/registry.js'
-import type { Pagination, SortTerm } from '../query/index.js'
+import type { CursorPagination, Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
 import { compileFilter, createFilterContext, type FilterCompileOptions } from './filters.js'
 import type { PopulateTree } from '../query/populate.js'
@@ -10,6 +10,7 @@ import { rowBudget, withinBudget, type RowBudget } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 import { countRows } from './row-count.js'
+import { keysetAfter, reversed } from './keyset.js'
 
 export interface FindSpec extends DocumentScope {
   fields: readonly Field[] | null
@@ -31,6 +32,13 @@ export interface FindSpec extends DocumentScope {
  */
 export interface ReadRow { data: string, rows?: number }
 export interface PageRow extends ReadRow { total: number | null }
+/**
+ * A cursor page also selects its edges: the sort keys and id of its first and last rows (in the
+ * sort's order) as the JSON text of `[<key text or null>..., id]`, null for an empty page; `more`,
+ * whether rows follow the page in the walk's direction; `near`, whether rows precede the cursor
+ * (at or before it), null for a walk's first page.
+ */
+export interface CursorPageRow extends PageRow { first: string | null, last: string | null, more: boolean, near: boolean | null }
 type Read<O> = SelectQueryBuilder<any, any, O>
 
 /** Compiler settings that come from the plugin's options and the database, not from the request. */
@@ -88,6 +96,11 @@ function documentColumns (model: ContentType, spec: FindSpec, options: CompileOp
   ]
 }
 
+/** The documents a read takes: an offset window (`limit` null: every match), or a cursor page. */
+type Window = { start: number, limit: number | null } | CursorPagination
+
+const isCursor = (window: Window): window is CursorPagination => 'mode' in window && window.mode === 'cursor'
+
 /**
  * The documents a read renders, chosen on ids and sort keys only: `select t.id as "__id", <sort
  * keys as s0, s1...> from ... where <scope and filters> order by ... [limit] [offset]`.
@@ -100,6 +113,79 @@ function pageRows (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
   page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc')
   if (window.limit !== null) return page.limit(window.limit).offset(window.start)
   return window.start > 0 ? page.offset(window.start) : page
+}
+
+/**
+ * The sort's keys in a walk's order, each with the cursor's value: the sort's own order walking
+ * `after`, every key reversed walking `before` (NULL placement reverses with it).
+ */
+function walkKeys (spec: FindSpec, p: CursorPagination, ctx: ReturnType<typeof createFilterContext>, reverse: boolean) {
+  const flip = (d: 'asc' | 'desc') => reverse ? reversed(d) : d
+  const keys = spec.sort.map((term, i) => ({ expression: sortExpression(term, ROOT, ctx), direction: flip(term.direction), value: p.cursor?.values[i] ?? null }))
+  return { keys, id: { expression: sql.ref(`${ROOT}.id`) as RawBuilder<unknown>, direction: flip('asc'), value: p.cursor?.id ?? null } }
+}
+
+/**
+ * A cursor page: `"keyset"` holds the rows past the cursor in the walk's order, one more than the
+ * page (which tells whether more follow), `"page"` the page itself; walking `before`, both in
+ * reverse. Every statement of a cursor read reads `"page"`, as it reads an offset read's.
+ *
+ * ```sql
+ * with "keyset" as (select t.id as "__id", t.title as "s0" from "articles" as t
+ *                   where <scope and filters> and (t.title > $1 or t.title is null or (t.title = $2 and t.id > $3))
+ *                   order by "s0" asc, t.id asc limit $4),
+ *      "page" as (select * from "keyset" order by "s0" asc, "__id" asc limit $5)
+ * ```
+ */
+function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: Window, options: CompileOptions) {
+  if (!isCursor(window)) return db.with('page', () => pageRows(db, model, spec, window, options))
+  const ctx = createFilterContext(options, spec.status)
+  const walk = walkKeys(spec, window, ctx, window.direction === 'before')
+  let keyset = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))])
+  if (window.cursor !== null) keyset = keyset.where(keysetAfter(walk.keys, walk.id, false))
+  walk.keys.forEach((key, i) => { keyset = keyset.orderBy(sql.ref(`s${i}`), key.direction) })
+  keyset = keyset.orderBy(sql.ref(`${ROOT}.id`), walk.id.direction).limit(window.limit + 1)
+  return db.with('keyset', () => keyset).with('page', (q) => {
+    let page = q.selectFrom('keyset').selectAll()
+    walk.keys.forEach((key, i) => { page = page.orderBy(sql.ref(`s${i}`), key.direction) })
+    return page.orderBy(sql.ref('__id'), walk.id.direction).limit(window.limit)
+  })
+}
+
+/**
+ * The edges of a cursor page (`CursorPageRow`): its first and last rows' keys, whether the
+ * `"keyset"` had a row past the page, and (with a cursor) whether rows lie at or before the cursor,
+ * that is on the other side of the page:
+ *
+ * ```sql
+ * (select json_build_array(p.s0::text, p.__id)::text from "page" as p order by p.s0 asc, p.__id asc limit 1) as "first",
+ * (select json_build_array(p.s0::text, p.__id)::text from "page" as p order by p.s0 desc, p.__id desc limit 1) as "last",
+ * (select count(*) from "keyset") > $1 as "more",
+ * exists (select 1 from "articles" as t where <scope and filters> and (<at or before the cursor>)) as "near"
+ * ```
+ *
+ * A key's text is PostgreSQL's text of its value, which the next request's cursor hands back as
+ * a parameter of the key's own type: exact for timestamps, numerics and bigints.
+ */
+function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: CursorPagination, options: CompileOptions) {
+  const keys = sql.join([...spec.sort.map((_, i) => sql`${sql.ref(`p.s${i}`)}::text`), sql.ref('p.__id')])
+  const edge = (reverse: boolean) => {
+    const flip = (d: 'asc' | 'desc') => sql.raw(reverse ? reversed(d) : d)
+    const order = sql.join([...spec.sort.map((term, i) => sql`${sql.ref(`p.s${i}`)} ${flip(term.direction)}`), sql`${sql.ref('p.__id')} ${flip('asc')}`])
+    return sql<string | null>`(select json_build_array(${keys})::text from "page" as p order by ${order} limit 1)`
+  }
+  let near = sql<boolean | null>`null::boolean`
+  if (p.cursor !== null) {
+    // At or before the cursor in the walk: after it, inclusive, walking the other way.
+    const back = walkKeys(spec, p, createFilterContext(options, spec.status), p.direction === 'after')
+    near = sql<boolean>`exists (${scopedRows(db, model, spec, options).select(sql.lit(1).as('one')).where(keysetAfter(back.keys, back.id, true))})`
+  }
+  return [
+    edge(false).as('first'),
+    edge(true).as('last'),
+    sql<boolean>`(select count(*) from "keyset") > ${p.limit}::int`.as('more'),
+    near.as('near')
+  ]
 }
 
 /**
@@ -126,18 +212,23 @@ function pageRows (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
  * then null else (<data>) end as "data", ..., "budget"."n" as "rows" from (<probe>) as "budget"`.
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions): Read<PageRow> {
-  const { start, limit, withCount } = spec.pagination
-  const page = pageRows(db, model, spec, { start, limit }, options)
+  const { pagination } = spec
+  const { start, limit, withCount } = pagination
   const data = pageJson(model, spec, options)
   const count = compileCount(db, model, spec, options)
-  const total = withCount
-    ? sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
-    : sql<number | null>`null::int`
+  // A cursor page cannot tell the total from its own rows: counted only when asked.
+  const total = !withCount
+    ? sql<number | null>`null::int`
+    : pagination.mode === 'cursor'
+      ? sql<number | null>`(${count})`
+      : sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
+  const edges = pagination.mode === 'cursor' ? cursorEdges(db, model, spec, pagination, options) : []
   const budget = inline(rowBudget(model, spec, limit, options))
-  if (budget === null) return db.with('page', () => page).selectNoFrom([data.as('data'), total.as('total')]) as Read<PageRow>
+  const read = withPage(db, model, spec, pagination, options)
+  if (budget === null) return read.selectNoFrom([data.as('data'), total.as('total'), ...edges]) as Read<PageRow>
   const max = spec.maxRows!
-  return db.with('page', () => page).selectFrom(budget)
-    .select([withinBudget(data, max).as('data'), withinBudget(total, max).as('total'), sql<number>`"budget"."n"`.as('rows')]) as Read<PageRow>
+  return read.selectFrom(budget)
+    .select([withinBudget(data, max).as('data'), withinBudget(total, max).as('total'), sql<number>`"budget"."n"`.as('rows'), ...edges]) as Read<PageRow>
 }
 
 /** The documents of `"page"` rendered as one JSON array text, in the page's order. */
@@ -167,8 +258,7 @@ function inline (budget: RowBudget | null) {
 export function compileFindMany (db: Kysely<any>, model: ContentType, spec: FindSpec & { start?: number, limit?: number }, options: CompileOptions): Read<ReadRow> {
   const budget = inline(rowBudget(model, spec, spec.limit ?? null, options))
   if (budget !== null) {
-    const page = pageRows(db, model, spec, { start: spec.start ?? 0, limit: spec.limit ?? null }, options)
-    return db.with('page', () => page).selectFrom(budget)
+    return withPage(db, model, spec, { start: spec.start ?? 0, limit: spec.limit ?? null }, options).selectFrom(budget)
       .select([withinBudget(pageJson(model, spec, options), spec.maxRows!).as('data'), sql<number>`"budget"."n"`.as('rows')]) as Read<ReadRow>
   }
   let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
@@ -237,11 +327,11 @@ export function compileCount (db: Kysely<any>, model: ContentType, scope: Docume
  * ```
  */
 export function compileRowProbe (
-  db: Kysely<any>, model: ContentType, spec: FindSpec, read: { start: number, limit: number | null } | { documentId: string | null }, options: CompileOptions
+  db: Kysely<any>, model: ContentType, spec: FindSpec, read: Window | { documentId: string | null }, options: CompileOptions
 ): Read<{ n: number }> | null {
   const one = 'documentId' in read
   const budget = rowBudget(model, spec, one ? 1 : read.limit, options)
   if (budget === null || budget.inline) return null
-  const page = one ? onePage(db, model, spec, read.documentId, options) : pageRows(db, model, spec, read, options)
-  return db.with('page', () => page).selectFrom(sql<{ n: number }>`(${budget.probe})`.as('budget')).select(sql<number>`"budget"."n"`.as('n')) as Read<{ n: number }>
+  const page = one ? db.with('page', () => onePage(db, model, spec, read.documentId, options)) : withPage(db, model, spec, read, options)
+  return page.selectFrom(sql<{ n: number }>`(${budget.probe})`.as('budget')).select(sql<number>`"budget"."n"`.as('n')) as Read<{ n: number }>
 }

@@ -5,7 +5,7 @@ import {
   compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type CompileOptions, type FindSpec
 } from '../compiler/find.js'
 import type { ContentType } from '../model/registry.js'
-import type { QueryTree } from '../query/index.js'
+import type { PageEdges, QueryTree } from '../query/index.js'
 import { treeKey } from '../query/tree-key.js'
 import { checkRows, withinRows } from './within-rows.js'
 
@@ -41,7 +41,10 @@ export interface ReadOptions {
 export interface ReadRow {
   data: string | null
   total: number | null
+  /** A cursor page's edges (lib/compiler/find.ts `CursorPageRow`); absent for other reads. */
+  edges?: PageEdges
 }
+
 
 /**
  * The one place reads of a content type are compiled and run. It takes a validated query tree
@@ -101,8 +104,8 @@ export class DocumentReader {
     const probe = (read: Parameters<typeof compileRowProbe>[3]) => compileRowProbe(db, this.#model, spec, read, compile)?.compile() ?? null
     switch (target.kind) {
       case 'page': {
-        const { start, limit } = tree.pagination
-        return { query: compileFindPage(db, this.#model, spec, compile).compile(), probe: probe({ start, limit }) }
+        const { pagination } = tree
+        return { query: compileFindPage(db, this.#model, spec, compile).compile(), probe: probe(pagination.mode === 'cursor' ? pagination : { start: pagination.start, limit: pagination.limit }) }
       }
       case 'window': {
         const { start, limit } = target
@@ -136,8 +139,13 @@ export async function readInTransaction (
 }
 
 /** A missing document is no row, or (a row budget checked inline) a row whose data is null. */
-function readRow (row: { data: string | null, total?: number | null } | undefined): ReadRow {
-  return { data: row?.data ?? null, total: row?.total ?? null }
+function readRow (row: { data: string | null, total?: number | null, first?: string | null, last?: string | null, more?: boolean, near?: boolean | null } | undefined): ReadRow {
+  const read: ReadRow = { data: row?.data ?? null, total: row?.total ?? null }
+  if (row?.more !== undefined) {
+    const keys = (text: string | null | undefined) => text == null ? null : JSON.parse(text) as Array<string | number | null>
+    read.edges = { first: keys(row.first), last: keys(row.last), more: row.more, near: row.near ?? null }
+  }
+  return read
 }
 
 /**

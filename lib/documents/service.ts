@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely'
 import {
-  parseLocale, parseQuery,
-  type ParseOptions, type QueryTree, type RawQuery
+  cursorLinks, parseLocale, parseQuery,
+  type CursorCodec, type CursorLinks, type ParseOptions, type QueryTree, type RawQuery
 } from '../query/index.js'
 import type { MediaAssociation } from '../model/associations.js'
 import type { AccessScope } from '../query/access-scope.js'
@@ -17,7 +17,7 @@ import { createDocument, deleteDocument, updateDocument, upsertSingle } from './
 import { runWrite, type ChangeOf } from './write-transaction.js'
 import type { ChangeAction, ChangeListener } from './change-events.js'
 import { queueRemoved, queueVersions, queueWritten, readRemoved } from './webhook-events.js'
-import { DocumentReader, type ReadOptions } from './reader.js'
+import { DocumentReader, type ReadOptions, type ReadRow } from './reader.js'
 import type { LifecycleRun, LifecycleStage } from './lifecycles.js'
 import type { DocumentAction } from './middlewares.js'
 
@@ -29,6 +29,8 @@ export interface JsonPage {
   json: string
   /** Every match, when `tree.pagination.withCount`; null otherwise. */
   total: number | null
+  /** A cursor page's `next` and `previous` cursors (null at an end); null for page and offset reads. */
+  links: CursorLinks | null
 }
 
 /** How a tree-taking read runs. */
@@ -177,7 +179,16 @@ export class DocumentService {
   async findPageJson (tree: QueryTree, options: TreeReadOptions = {}): Promise<JsonPage> {
     if (this.#ctx.middlewares.active || this.#ctx.lifecycles.has(this.model.uid, 'FindMany')) return await this.#findPageExtended(tree, options)
     const row = await this.#reader.read(tree, { kind: 'page' }, this.#treeRead(options))
-    return { json: row.data!, total: row.total }
+    return { json: row.data!, total: row.total, links: this.#links(tree, row.edges) }
+  }
+
+  /** The codec of cursor pagination's cursors, for surfaces that build query trees themselves (GraphQL). */
+  get cursors (): CursorCodec {
+    return this.#ctx.cursors
+  }
+
+  #links (tree: QueryTree, edges: ReadRow['edges']): CursorLinks | null {
+    return tree.pagination.mode === 'cursor' && edges !== undefined ? cursorLinks(tree.pagination, edges, this.#ctx.cursors) : null
   }
 
   /**
@@ -187,13 +198,15 @@ export class DocumentService {
    */
   async #findPageExtended (tree: QueryTree, options: TreeReadOptions): Promise<JsonPage> {
     let total: number | null = null
+    let links: CursorLinks | null = null
     const read = async (params: { tree: QueryTree }): Promise<Document[]> => {
       const row = await this.#reader.read(params.tree, { kind: 'page' }, { ...this.#treeRead(options), cache: params.tree === tree })
       total = row.total
+      links = this.#links(params.tree, row.edges)
       return JSON.parse(row.data!) as Document[]
     }
     const documents = await this.#call('findMany', { tree }, async (p) => await this.#hooked('FindMany', 'findMany', p, read))
-    return { json: JSON.stringify(documents), total }
+    return { json: JSON.stringify(documents), total, links }
   }
 
   /**
@@ -226,7 +239,7 @@ export class DocumentService {
 
   /** REST reads: a client's query string, under every bound of `limits`. */
   #parseOptions (allowAllLocales: boolean, access: AccessScope | undefined): ParseOptions {
-    return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access, bounds: this.#ctx.bounds }
+    return { registry: this.#ctx.registry, limits: this.#ctx.limits, i18n: this.#ctx.i18n, allowAllLocales, access, bounds: this.#ctx.bounds, cursors: this.#ctx.cursors }
   }
 
   /**

@@ -8,7 +8,7 @@ import type { QueryRunner } from '../db/connect.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
-import type { LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
+import type { CursorCodec, LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
 import type { VisibleDocuments } from './write-relations.js'
 import type { ChangeEvents } from './change-events.js'
 import type { Lifecycles } from './lifecycles.js'
@@ -104,6 +104,8 @@ export interface ServiceContext {
   bounds: RequestLimits
   i18n: LocaleSettings
   compile: CompileOptions
+  /** Signs and checks the cursors of cursor pagination (lib/query/cursor.ts). */
+  cursors: CursorCodec
   /** Change events of every type, in this instance and the others on the database (change-events.ts). */
   changes: ChangeEvents
   /** Lifecycle hooks of every type: the models' own and the subscribers' (lifecycles.ts). */

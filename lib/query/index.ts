@@ -3,6 +3,7 @@ import type { ContentType, Field, Registry } from '../model/registry.js'
 import { parseFields } from './fields.js'
 import { filtersLocale, parseFilters, type FilterNode } from './filters.js'
 import { parsePagination, type Pagination, type PaginationLimits } from './pagination.js'
+import { sortSignature, type CursorCodec } from './cursor.js'
 import { parseSort, type SortTerm } from './sort.js'
 import { checkInputDepth, type RequestLimits } from './limits.js'
 import { UNLIMITED_POPULATE, parsePopulate, type PopulateTree } from './populate.js'
@@ -10,13 +11,14 @@ import type { RawQuery } from './querystring.js'
 import type { AccessScope } from './access-scope.js'
 import { Visibility } from './visibility.js'
 
-export type { Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
+export type { CursorLinks, CursorPagination, PageEdges, Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
+export { CursorCodec, sortSignature, type CursorPosition } from './cursor.js'
 export type { SortTerm } from './sort.js'
 export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { PopulateTree, PopulateNode } from './populate.js'
 export type { RawQuery } from './querystring.js'
 export type { RequestLimits } from './limits.js'
-export { paginationMeta } from './pagination.js'
+export { cursorLinks, paginationMeta } from './pagination.js'
 export { parseQueryString, searchOf } from './querystring.js'
 export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters } from './visibility.js'
@@ -82,6 +84,8 @@ export interface ParseOptions {
    * before it is walked) and `populateDepth`. Without them only the fixed ceilings apply.
    */
   bounds?: RequestLimits
+  /** Signs and checks pagination cursors (`pagination[after]`); without it cursor pagination is a 400. */
+  cursors?: CursorCodec
 }
 
 /**
@@ -105,13 +109,15 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null
     : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
+  const sort = parseSort(model, raw.sort, options.registry, visibility, allowed)
+  const cursors = options.cursors === undefined ? null : { codec: options.cursors, signature: () => sortSignature(model.uid, sort) }
   return {
     fields: parseFields(model, raw.fields, allowed),
     filters,
-    sort: parseSort(model, raw.sort, options.registry, visibility, allowed),
+    sort,
     populate: parsePopulate(options.registry, model, raw.populate, visibility, allowed, options.omitUnreadable === true,
       bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
-    pagination: parsePagination(raw.pagination, options.limits),
+    pagination: parsePagination(raw.pagination, options.limits, cursors),
     status,
     locale,
     fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []

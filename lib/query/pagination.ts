@@ -1,4 +1,5 @@
 import { PaginationError, ValidationError } from '../errors.js'
+import type { CursorCodec, CursorPosition } from './cursor.js'
 
 export interface PaginationLimits {
   defaultLimit: number
@@ -7,15 +8,39 @@ export interface PaginationLimits {
 }
 
 /**
- * A resolved page request. Both modes end up as an OFFSET/LIMIT window; `mode` only decides the
- * shape of `meta.pagination` in the response.
+ * A resolved page request. Page and offset modes end up as an OFFSET/LIMIT window; `mode` only
+ * decides the shape of `meta.pagination` in the response. Cursor mode is a keyset window: the
+ * `limit` rows after (or before) `cursor` in the sort's order, or the first (last) ones when
+ * `cursor` is null; its `start` is always 0.
  */
 export type Pagination =
   | { mode: 'page', page: number, pageSize: number, start: number, limit: number, withCount: boolean }
   | { mode: 'offset', page: null, pageSize: null, start: number, limit: number, withCount: boolean }
+  | CursorPagination
+
+export interface CursorPagination {
+  mode: 'cursor'
+  page: null
+  pageSize: number
+  start: 0
+  limit: number
+  withCount: boolean
+  /** `after`: the rows following the cursor, in the sort's order; `before`: those preceding it. */
+  direction: 'after' | 'before'
+  cursor: CursorPosition | null
+  /** The sort the cursors of this walk are bound to (cursor.ts). */
+  signature: string
+}
+
+/** What cursor pagination needs of the caller: the codec, and the signature of the request's sort (computed only for a cursor request). */
+export interface CursorContext {
+  codec: CursorCodec
+  signature: () => string
+}
 
 const PAGE_KEYS = ['page', 'pageSize'] as const
 const OFFSET_KEYS = ['start', 'limit'] as const
+const CURSOR_KEYS = ['after', 'before'] as const
 
 /** Strapi's `withCount` spellings; anything else is a 400. */
 function parseWithCount (value: unknown, fallback: boolean): boolean {
@@ -46,10 +71,12 @@ function requireInteger (value: number, converter: 'Start' | 'Limit'): number {
  * - page mode: `page < 1` is page 1, `pageSize < 1` is 1, `pageSize > maxLimit` is `maxLimit`;
  * - offset mode: `start < 0` is 0, `limit < 1` (including -1) is 1, `limit > maxLimit` is `maxLimit`;
  * - page keys mixed with offset keys: 400 `PaginationError`;
- * - non-numeric values: 400 `ValidationError` with Strapi's converter messages.
+ * - non-numeric values: 400 `ValidationError` with Strapi's converter messages;
+ * - `after` or `before` (ours, Strapi has none): cursor mode (`parseCursorPagination`).
  */
-export function parsePagination (raw: unknown, limits: PaginationLimits): Pagination {
+export function parsePagination (raw: unknown, limits: PaginationLimits, cursors: CursorContext | null = null): Pagination {
   const params = (typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>
+  if (CURSOR_KEYS.some((k) => params[k] !== undefined)) return parseCursorPagination(params, limits, cursors)
   const withCount = parseWithCount(params.withCount, limits.withCount)
   const hasPage = PAGE_KEYS.some((k) => params[k] !== undefined)
   const hasOffset = OFFSET_KEYS.some((k) => params[k] !== undefined)
@@ -72,12 +99,76 @@ export function parsePagination (raw: unknown, limits: PaginationLimits): Pagina
   return { mode: 'page', page: Math.floor(clampedStart / size) + 1, pageSize: size, start: clampedStart, limit: size, withCount }
 }
 
+/**
+ * Cursor mode: `after=<cursor>` (or `before=<cursor>`) with `pageSize` or `limit`, clamped as in
+ * page mode; an empty `after` starts a walk at the first row, an empty `before` at the last. No
+ * total unless `withCount=true`: counting is what a keyset walk avoids. A cursor is checked
+ * against the codec's signature and the request's sort: malformed, forged or made for another
+ * sort is a 400 `ValidationError`; mixing it with page or offset keys a 400 `PaginationError`.
+ */
+function parseCursorPagination (params: Record<string, unknown>, limits: PaginationLimits, cursors: CursorContext | null): CursorPagination {
+  if (cursors === null) throw new ValidationError('Cursor pagination is not available for this read', { key: 'pagination', source: 'query', param: 'pagination' })
+  if (params.after !== undefined && params.before !== undefined) throw new PaginationError('Cannot use both after & before in the same query')
+  if (params.page !== undefined || params.start !== undefined) throw new PaginationError('Cannot use cursor & page or offset pagination in the same query')
+  if (params.pageSize !== undefined && params.limit !== undefined) throw new PaginationError('Cannot use both pageSize & limit in the same query')
+  const direction = params.after !== undefined ? 'after' : 'before'
+  const text = params[direction]
+  if (typeof text !== 'string') throw new ValidationError('Invalid pagination cursor', { key: 'pagination', source: 'query', param: 'pagination' })
+  const size = params.pageSize ?? params.limit
+  const requested = size === undefined ? limits.defaultLimit : requireInteger(toNumber(size), 'Limit')
+  const pageSize = Math.min(Math.max(requested, 1), limits.maxLimit)
+  const signature = cursors.signature()
+  const cursor = text === '' ? null : cursors.codec.decode(text, signature)
+  return { mode: 'cursor', page: null, pageSize, start: 0, limit: pageSize, withCount: parseWithCount(params.withCount, false), direction, cursor, signature }
+}
+
+/**
+ * What a cursor page's statement tells of its edges: the keys of its first and last rows in the
+ * sort's order (`[<key text>..., id]`, null for an empty page), whether rows follow it in the
+ * walk's direction (`more`), and whether rows lie at or before its cursor (`near`; null without one).
+ */
+export interface PageEdges {
+  first: Array<string | number | null> | null
+  last: Array<string | number | null> | null
+  more: boolean
+  near: boolean | null
+}
+
+/**
+ * The cursors of the pages around a cursor page: walking `after`, `next` starts after its last
+ * row when more follow and `previous` ends before its first row when rows precede it; walking
+ * `before`, the other way round. An empty page has neither: it has no row to start from.
+ */
+export function cursorLinks (pagination: CursorPagination, edges: PageEdges, codec: CursorCodec): CursorLinks {
+  const at = (keys: Array<string | number | null> | null): string | null => keys === null
+    ? null
+    : codec.encode(pagination.signature, { values: keys.slice(0, -1) as Array<string | null>, id: keys[keys.length - 1] as number })
+  const forward = pagination.direction === 'after'
+  const ahead = edges.more
+  const behind = edges.near === true
+  return {
+    next: (forward ? ahead : behind) ? at(edges.last) : null,
+    previous: (forward ? behind : ahead) ? at(edges.first) : null
+  }
+}
+
+/** A cursor page's neighbours: the cursor of the page after it and of the page before it, null at an end. */
+export interface CursorLinks {
+  next: string | null
+  previous: string | null
+}
+
 export type PaginationMeta =
   | { page: number, pageSize: number, pageCount?: number, total?: number }
   | { start: number, limit: number, total?: number }
+  | { pageSize: number, next: string | null, previous: string | null, total?: number }
 
 /** `meta.pagination` in the request's mode; `total` and `pageCount` only when counted. */
-export function paginationMeta (pagination: Pagination, total: number | null): PaginationMeta {
+export function paginationMeta (pagination: Pagination, total: number | null, links: CursorLinks | null = null): PaginationMeta {
+  if (pagination.mode === 'cursor') {
+    const meta = { pageSize: pagination.pageSize, next: links?.next ?? null, previous: links?.previous ?? null }
+    return total === null ? meta : { ...meta, total }
+  }
   if (pagination.mode === 'offset') {
     return total === null
       ? { start: pagination.start, limit: pagination.limit }

@@ -81,7 +81,9 @@ function selection (s: PopulateSelection): Key {
 }
 
 function pagination (p: Pagination): Key {
-  return [p.mode, p.page, p.pageSize, p.start, p.limit, p.withCount]
+  const window: Key = [p.mode, p.page, p.pageSize, p.start, p.limit, p.withCount]
+  // A cursor's values are parameters of the statement; its position is part of the query.
+  return p.mode === 'cursor' ? [...window, p.direction, p.cursor === null ? null : [p.cursor.values, p.cursor.id]] : window
 }
 
 /**

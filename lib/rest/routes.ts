@@ -171,7 +171,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       core: async (request) => {
         const query = tree(request, true)
         const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
-        return listBody(page.json, paginationMeta(query.pagination, page.total))
+        return listBody(page.json, paginationMeta(query.pagination, page.total, page.links))
       }
     })
     route('POST', base, 'create', {

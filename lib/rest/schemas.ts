@@ -50,7 +50,8 @@ export function inputSchema (model: ContentType): TSchema {
 
 const PaginationMetaSchema = Type.Union([
   Type.Object({ page: Type.Integer(), pageSize: Type.Integer(), pageCount: Type.Optional(Type.Integer()), total: Type.Optional(Type.Integer()) }),
-  Type.Object({ start: Type.Integer(), limit: Type.Integer(), total: Type.Optional(Type.Integer()) })
+  Type.Object({ start: Type.Integer(), limit: Type.Integer(), total: Type.Optional(Type.Integer()) }),
+  Type.Object({ pageSize: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]), previous: Type.Union([Type.String(), Type.Null()]), total: Type.Optional(Type.Integer()) })
 ])
 
 export const ErrorEnvelopeSchema = Type.Object({
@@ -82,6 +83,8 @@ export const ListQuerySchema = Type.Object({
   'pagination[start]': text('offset mode: first row, default 0'),
   'pagination[limit]': text('offset mode: number of rows'),
   'pagination[withCount]': text('`false` skips the total count'),
+  'pagination[after]': text('cursor mode: the rows after this cursor (`meta.pagination.next`); empty for the first page'),
+  'pagination[before]': text('cursor mode: the rows before this cursor (`meta.pagination.previous`); empty for the last page'),
   status: text('`published` (default) or `draft`'),
   locale: text('locale code; `*` for all locales')
 }, { additionalProperties: true })

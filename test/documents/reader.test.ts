@@ -5,7 +5,7 @@ import { ChangeEvents } from '../../lib/documents/change-events.js'
 import { Lifecycles } from '../../lib/documents/lifecycles.js'
 import { DocumentMiddlewares } from '../../lib/documents/middlewares.js'
 import { defineContentType } from '../../lib/index.js'
-import { parseQuery, parseQueryString } from '../../lib/query/index.js'
+import { CursorCodec, parseQuery, parseQueryString } from '../../lib/query/index.js'
 import { build } from '../helpers/build.js'
 
 /**
@@ -31,7 +31,7 @@ const bounds = { populateDepth: 6, maxRows: 10000, queryLength: 16384, queryPara
 const limits = { defaultLimit: 25, maxLimit: 100, withCount: true }
 const i18n = { locales: ['en'], defaultLocale: 'en' }
 const queries = new LruCache<string, CachedRead>(100)
-const notes = new DocumentService(model, { db, reads: db, primaryReads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, queries, prepared: null, changes: new ChangeEvents(null, console), lifecycles: new Lifecycles([]), middlewares: new DocumentMiddlewares() })
+const notes = new DocumentService(model, { db, reads: db, primaryReads: db, registry, limits, bounds, i18n, compile: { escapeLikeWildcards: false }, cursors: new CursorCodec('reader-test-secret'), queries, prepared: null, changes: new ChangeEvents(null, console), lifecycles: new Lifecycles([]), middlewares: new DocumentMiddlewares() })
 for (const [title, rank] of [['a', 2], ['b', 1], ['a', 3]] as const) await notes.create({ data: { title, rank } })
 
 t.test('the same query from two surfaces: one compiled statement', async (t) => {
