@@ -13,6 +13,7 @@ import { parseSort } from '../query/sort.js'
 import { Visibility, andFilters } from '../query/visibility.js'
 import { toStrapiFilters } from './filters.js'
 import { resolveWindow } from './pagination.js'
+import { PaginationError } from '../errors.js'
 import type { FieldRole, GeneratedTypes } from './type-defs.js'
 
 /**
@@ -51,6 +52,8 @@ export interface Level {
   fields: Set<string> | null
   /** The list's total is needed (`pageInfo`, `meta`). */
   count: boolean
+  /** `total` or `pageCount` is selected in `pageInfo` or `meta`: what a cursor page counts for. */
+  total: boolean
   slots: Map<string, Slot>
   /** Slot key by `attribute + arguments`, for resolvers. */
   byArgs: Map<string, string>
@@ -78,7 +81,7 @@ export function argsKey (attribute: string, args: Json): string {
 }
 
 function newLevel (model: Model, allowed: ReadonlySet<string> | null): Level {
-  return { model, allowed, fields: new Set(), count: false, slots: new Map(), byArgs: new Map(), aliased: false }
+  return { model, allowed, fields: new Set(), count: false, total: false, slots: new Map(), byArgs: new Map(), aliased: false }
 }
 
 function skipped (node: { directives?: readonly any[] }, variables: Json): boolean {
@@ -145,6 +148,7 @@ class Planner {
         return
       case 'meta':
         level.count = true
+        level.total ||= this.#selectsTotal(node.selectionSet)
         return
       case 'association': {
         const args = getArgumentValues(def, node, this.#ctx.variables)
@@ -154,6 +158,19 @@ class Planner {
         else if (slot.child !== null) this.collect(slot.child, node.selectionSet, returned)
       }
     }
+  }
+
+  /** Whether `total` or `pageCount` is selected anywhere under `pageInfo` or `meta { pagination }`. */
+  #selectsTotal (selectionSet: SelectionSetNode | undefined): boolean {
+    if (selectionSet === undefined) return false
+    return selectionSet.selections.some((selection) => {
+      if (skipped(selection, this.#ctx.variables)) return false
+      if (selection.kind === Kind.FIELD) {
+        return selection.name.value === 'total' || selection.name.value === 'pageCount' || this.#selectsTotal(selection.selectionSet)
+      }
+      if (selection.kind === Kind.INLINE_FRAGMENT) return this.#selectsTotal(selection.selectionSet)
+      return this.#selectsTotal(this.#ctx.fragments[selection.name.value]?.selectionSet)
+    })
   }
 
   /** Members of a dynamic zone are selected with fragments on their component types. */
@@ -269,6 +286,7 @@ function selection (level: Level, args: Json, ctx: PlanContext, list: boolean): 
   const { visibility } = ctx
   const filters = toStrapiFilters(target, ctx.registry, args.filters, ctx.entity)
   const window = list ? resolveWindow(args.pagination as any, ctx.defaultLimit, ctx.amountLimit) : null
+  if (window?.mode === 'cursor') throw new PaginationError('Cursor pagination (after, before) applies to root lists only')
   const requested = parseFilters(target, filters, ctx.registry, visibility, level.allowed)
   return {
     fields: visibleFields(level),

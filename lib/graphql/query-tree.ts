@@ -1,5 +1,5 @@
 import type { ContentType, Registry } from '../model/registry.js'
-import { parseQuery, type LocaleSettings, type QueryTree, type Status } from '../query/index.js'
+import { parseQuery, type CursorCodec, type LocaleSettings, type QueryTree, type Status } from '../query/index.js'
 import { toStrapiFilters } from './filters.js'
 import type { Window } from './pagination.js'
 import { levelFields, populateTree, rootFieldNames, type Level, type PlanContext } from './plan.js'
@@ -26,6 +26,8 @@ export interface ReadArgs {
 export interface TreeSettings {
   registry: Registry
   i18n: LocaleSettings
+  /** Checks `after`/`before` cursors (the document service's codec); without it cursor pagination is refused. */
+  cursors?: CursorCodec
 }
 
 /**
@@ -33,26 +35,33 @@ export interface TreeSettings {
  * sort, status and locale checked as REST checks them; fields and populate from the plan, whose
  * populate keys are slots (one attribute read twice with other arguments, see plan.ts).
  */
-function rootTree (model: ContentType, level: Level, args: ReadArgs, ctx: PlanContext, settings: TreeSettings, allowAllLocales: boolean): QueryTree {
+function rootTree (model: ContentType, level: Level, args: ReadArgs, ctx: PlanContext, settings: TreeSettings, allowAllLocales: boolean, pagination?: unknown): QueryTree {
   const raw = {
     filters: toStrapiFilters(model, settings.registry, args.filters, ctx.entity),
     sort: args.sort ?? [],
     fields: rootFieldNames(level),
     status: args.status,
-    locale: args.locale
+    locale: args.locale,
+    pagination
   }
   const tree = parseQuery(model, raw, {
     registry: settings.registry,
     limits: { defaultLimit: ctx.defaultLimit, maxLimit: Number.MAX_SAFE_INTEGER, withCount: false },
     i18n: settings.i18n,
     allowAllLocales,
-    access: ctx.access ?? undefined
+    access: ctx.access ?? undefined,
+    cursors: settings.cursors
   })
   return { ...tree, fields: level.fields === null ? tree.fields : levelFields(level), populate: populateTree(level, ctx) }
 }
 
 /** A window of documents, with their total in the same statement when the plan asks for it (`pageInfo`, `meta`). */
 export function listRead (model: ContentType, level: Level, args: ReadArgs, window: Window, ctx: PlanContext, settings: TreeSettings): PlannedRead {
+  if (window.cursor !== undefined) {
+    // REST's cursor parameters, checked by the query layer against the sort; counted only for `total`/`pageCount`.
+    const pagination = { ...window.cursor, pageSize: window.sqlLimit, withCount: level.total }
+    return { tree: rootTree(model, level, args, ctx, settings, true, pagination), level }
+  }
   const tree = rootTree(model, level, args, ctx, settings, true)
   const pagination = { mode: 'offset' as const, page: null, pageSize: null, start: window.start, limit: window.sqlLimit, withCount: level.count }
   return { tree: { ...tree, pagination }, level }

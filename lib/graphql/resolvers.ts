@@ -129,6 +129,8 @@ const numericId = (value: unknown): unknown => typeof value === 'string' && /^\d
 export function operationResolvers (deps: ResolverDeps, names: OperationNames, queries: Record<string, Resolver>, mutations: Record<string, Resolver>): Map<string, OperationAuth> {
   const { model } = names
   const service = deps.documents(model.uid)
+  // What the root trees are parsed with: the service's cursor codec checks `after`/`before`.
+  const settings = { registry: deps.registry, i18n: deps.i18n, cursors: service.cursors }
   const auth = new Map<string, OperationAuth>()
   const plan = (info: GraphQLResolveInfo, access: AccessScope | null): PlanContext => planContext(info, {
     types: deps.types, registry: deps.registry, access, defaultLimit: deps.defaultLimit, amountLimit: deps.amountLimit, entity: deps.entity
@@ -173,12 +175,12 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
       const window = resolveWindow(args.pagination as any, deps.defaultLimit, deps.amountLimit)
       const read = planned(info, '', (ctx) => listRead(model, planRoot(ctx, model, info), {
         filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
-      }, window, ctx, deps))
+      }, window, ctx, settings))
       const page = await service.findPageJson(read.tree, { consistency: consistency(context) })
       const documents = JSON.parse(page.json) as Json[]
       attachSlots(read.level, documents)
       capped(documents, deps.amountLimit, info)
-      return { documents, page: () => pageInfo(window, page.total ?? 0) }
+      return { documents, page: () => pageInfo(window, page.total ?? 0, page.links) }
     }
     const collection = async (_root: unknown, args: Json, context: unknown, info: GraphQLResolveInfo): Promise<unknown> => {
       const { documents, page } = await list(args, info, context)

@@ -117,9 +117,9 @@ scalar I18NLocaleCode
 """DRAFT reads the draft (latest) version of each document, PUBLISHED the published one"""
 enum PublicationStatus { DRAFT PUBLISHED }
 
-input PaginationArg { page: Int pageSize: Int start: Int limit: Int }
+input PaginationArg { page: Int pageSize: Int start: Int limit: Int after: String before: String }
 
-type Pagination { total: Int! page: Int! pageSize: Int! pageCount: Int! }
+type Pagination { total: Int! page: Int! pageSize: Int! pageCount: Int! next: String previous: String }
 
 """A dynamic-zone entry whose component is not in the schema"""
 type Error { code: String! message: String }

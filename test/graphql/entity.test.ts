@@ -50,7 +50,7 @@ t.test('generated types per content type (the spec table)', async (t) => {
   }
   t.equal(fieldType('ResponseCollectionMeta', 'pagination'), 'Pagination!')
   for (const f of ['page', 'pageSize', 'pageCount', 'total']) t.equal(fieldType('Pagination', f), 'Int!')
-  t.same(Object.keys((schema.getType('PaginationArg') as any).getFields()), ['page', 'pageSize', 'start', 'limit'])
+  t.same(Object.keys((schema.getType('PaginationArg') as any).getFields()), ['page', 'pageSize', 'start', 'limit', 'after', 'before'])
   const state = schema.getType('PublicationState')
   t.ok(isEnumType(state) && state.getValues().map((v) => v.name).join() === 'LIVE,PREVIEW', 'enum PublicationState { LIVE PREVIEW }')
   for (const scalar of ['DateTime', 'Date', 'Time', 'JSON', 'Long']) t.ok(isScalarType(schema.getType(scalar)), `scalar ${scalar}`)
