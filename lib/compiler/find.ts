@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { ContentType, Field } from '../model/registry.js'
 import type { CursorPagination, Pagination, SortTerm } from '../query/index.js'
 import type { FilterNode } from '../query/filters.js'
@@ -128,23 +128,38 @@ function walkKeys (spec: FindSpec, p: CursorPagination, ctx: ReturnType<typeof c
 /**
  * A cursor page: `"keyset"` holds the rows past the cursor in the walk's order, one more than the
  * page (which tells whether more follow), `"page"` the page itself; walking `before`, both in
- * reverse. Every statement of a cursor read reads `"page"`, as it reads an offset read's.
+ * reverse. Every statement of a cursor read reads `"page"`, as it reads an offset read's. When
+ * the rows past the cursor are two ranges of the sort's index (keyset.ts), each is read up to
+ * the page's size, and the union ordered:
  *
  * ```sql
  * with "keyset" as (select t.id as "__id", t.title as "s0" from "articles" as t
- *                   where <scope and filters> and (t.title > $1 or t.title is null or (t.title = $2 and t.id > $3))
- *                   order by "s0" asc, t.id asc limit $4),
- *      "page" as (select * from "keyset" order by "s0" asc, "__id" asc limit $5)
+ *                   where <scope and filters> and t.title <= $1 and (t.title < $2 or (t.title = $3 and t.id > $4))
+ *                   order by "s0" desc, t.id asc limit $5),
+ *      "page" as (select * from "keyset" order by "s0" desc, "__id" asc limit $6)
+ * -- sort=title:asc, after ('b', 7): two ranges
+ * with "keyset" as (select * from ((select ... where <scope and filters> and t.title >= $1 and (...) order by "s0" asc, t.id asc limit $5)
+ *                   union all (select ... where <scope and filters> and t.title is null order by "s0" asc, t.id asc limit $6)) as "u"
+ *                   order by "s0" asc, "__id" asc limit $7), "page" as (...)
  * ```
  */
 function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: Window, options: CompileOptions) {
   if (!isCursor(window)) return db.with('page', () => pageRows(db, model, spec, window, options))
   const ctx = createFilterContext(options, spec.status)
   const walk = walkKeys(spec, window, ctx, window.direction === 'before')
-  let keyset = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))])
-  if (window.cursor !== null) keyset = keyset.where(keysetAfter(walk.keys, walk.id, false))
-  walk.keys.forEach((key, i) => { keyset = keyset.orderBy(sql.ref(`s${i}`), key.direction) })
-  keyset = keyset.orderBy(sql.ref(`${ROOT}.id`), walk.id.direction).limit(window.limit + 1)
+  const walked = <Q extends SelectQueryBuilder<any, any, any>>(query: Q, id: string): Q => {
+    let q = query
+    walk.keys.forEach((key, i) => { q = q.orderBy(sql.ref(`s${i}`), key.direction) as Q })
+    return q.orderBy(sql.ref(id), walk.id.direction).limit(window.limit + 1) as Q
+  }
+  const rows = (condition: RawBuilder<SqlBool> | null) => {
+    const query = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))])
+    return walked(condition === null ? query : query.where(condition), `${ROOT}.id`)
+  }
+  const ranges = window.cursor === null ? [null] : keysetAfter(walk.keys, walk.id, false)
+  const keyset = ranges.length === 1
+    ? rows(ranges[0])
+    : walked(db.selectFrom(sql`((${rows(ranges[0])}) union all (${rows(ranges[1])}))`.as('u')).selectAll(), '__id')
   return db.with('keyset', () => keyset).with('page', (q) => {
     let page = q.selectFrom('keyset').selectAll()
     walk.keys.forEach((key, i) => { page = page.orderBy(sql.ref(`s${i}`), key.direction) })
@@ -161,7 +176,7 @@ function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
  * (select json_build_array(p.s0::text, p.__id)::text from "page" as p order by p.s0 asc, p.__id asc limit 1) as "first",
  * (select json_build_array(p.s0::text, p.__id)::text from "page" as p order by p.s0 desc, p.__id desc limit 1) as "last",
  * (select count(*) from "keyset") > $1 as "more",
- * exists (select 1 from "articles" as t where <scope and filters> and (<at or before the cursor>)) as "near"
+ * (exists (select 1 from "articles" as t where <scope and filters> and <at or before the cursor>) [or exists (<its second range>)]) as "near"
  * ```
  *
  * A key's text is PostgreSQL's text of its value, which the next request's cursor hands back as
@@ -178,7 +193,9 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
   if (p.cursor !== null) {
     // At or before the cursor in the walk: after it, inclusive, walking the other way.
     const back = walkKeys(spec, p, createFilterContext(options, spec.status), p.direction === 'after')
-    near = sql<boolean>`exists (${scopedRows(db, model, spec, options).select(sql.lit(1).as('one')).where(keysetAfter(back.keys, back.id, true))})`
+    // One probe per range of the sort's index (keyset.ts).
+    const probes = keysetAfter(back.keys, back.id, true).map((range) => sql<boolean>`exists (${scopedRows(db, model, spec, options).select(sql.lit(1).as('one')).where(range)})`)
+    near = sql<boolean>`(${sql.join(probes, sql` or `)})`
   }
   return [
     edge(false).as('first'),
