@@ -45,7 +45,6 @@ export interface ReadRow {
   edges?: PageEdges
 }
 
-
 /**
  * The one place reads of a content type are compiled and run. It takes a validated query tree
  * (lib/query) and answers the JSON text PostgreSQL rendered, under the read's row budget

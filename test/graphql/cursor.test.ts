@@ -59,4 +59,3 @@ t.test('refusals', async (t) => {
     t.match(res.body.errors[0].extensions?.error?.name, /^(ValidationError|PaginationError)$/, name)
   }
 })
-

@@ -178,11 +178,11 @@ t.test('refused cursors: 400 in Strapi\'s envelope', async (t) => {
     ['one byte changed', `pagination[after]=${tampered.toString('base64url')}`, 'ValidationError'],
     ['forged', `pagination[after]=${forged}`, 'ValidationError'],
     ['another sort', `sort=name:desc&pagination[after]=${cursor}`, 'ValidationError'],
-    ['not a string', `pagination[after][x]=1`, 'ValidationError'],
-    ['after and before', `pagination[after]=&pagination[before]=`, 'PaginationError'],
-    ['with page', `pagination[after]=&pagination[page]=2`, 'PaginationError'],
-    ['with start', `pagination[before]=&pagination[start]=2`, 'PaginationError'],
-    ['bad size', `pagination[after]=&pagination[pageSize]=x`, 'ValidationError']
+    ['not a string', 'pagination[after][x]=1', 'ValidationError'],
+    ['after and before', 'pagination[after]=&pagination[before]=', 'PaginationError'],
+    ['with page', 'pagination[after]=&pagination[page]=2', 'PaginationError'],
+    ['with start', 'pagination[before]=&pagination[start]=2', 'PaginationError'],
+    ['bad size', 'pagination[after]=&pagination[pageSize]=x', 'ValidationError']
   ]
   for (const [name, query, error] of cases) {
     const res = await app.inject(`/api/items?${query.startsWith('sort=') ? query : `sort=name&${query}`}`)
