@@ -43,6 +43,8 @@ t.test('pageInfo: cursors, the total only when selected, the root list too', asy
   const variables = await gql('query ($p: PaginationArg) { articles(sort: ["views:desc", "title"], pagination: $p) { documentId } }', { p: { after: first.pageInfo.next, pageSize: 3 } })
   const second = await page(`pagination: { after: ${JSON.stringify(first.pageInfo.next)}, pageSize: 3 }`)
   t.same(variables.body.data.articles.map((a: { documentId: string }) => a.documentId), second.nodes.map((a) => a.documentId), 'a root list takes the cursor as a variable')
+  const populated = await gql(`{ articles_connection(sort: ["views:desc", "title"], pagination: { after: ${JSON.stringify(first.pageInfo.next)}, pageSize: 3 }) { nodes { documentId authors { name } category { name } } pageInfo { next } } }`)
+  t.same(populated.body.data.articles_connection.nodes.map((a: { documentId: string }) => a.documentId), second.nodes.map((a) => a.documentId), 'with relations read in the same statement')
 })
 
 t.test('refusals', async (t) => {
