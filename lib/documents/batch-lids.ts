@@ -1,11 +1,10 @@
 import { ValidationError } from '../errors.js'
 import type { Attribute } from '../model/types.js'
-import type { Registry } from '../model/registry.js'
 
 /**
  * A batch's local ids (JSON:API's `lid`): a create names the document it makes (`lid: 'a1'`), and
  * a later operation names it with `{ lid: 'a1' }` where a documentId goes: as its own
- * `documentId`, or in a relation's value, at any depth of components and dynamic zones. Replaced
+ * `documentId`, or in a relation's value (`category: { lid: 'a1' }`, `connect: [{ lid: 'a1' }]`). Replaced
  * by the documentId before the operation runs, so validation, permissions and SQL see an
  * ordinary documentId.
  */
@@ -34,38 +33,20 @@ export function resolveDocumentRef (ref: unknown, lookup: LidLookup): unknown {
 }
 
 /**
- * `data` with every `{ lid }` of its relations replaced by `{ documentId }`: walked by the
- * model, so a component attribute that happens to be named `lid` is left alone. Values that do
- * not fit their attribute pass unchanged, for validation to refuse with its own message.
+ * `data` with every `{ lid }` of its relation attributes replaced by `{ documentId }`. Only the
+ * content type's own relations are walked (components hold no relations, model/validate-models.ts),
+ * so a component's attribute that happens to be named `lid` is left alone. Values that do not
+ * fit their attribute pass unchanged, for validation to refuse with its own message.
  */
-export function resolveDataLids (registry: Registry, attributes: Readonly<Record<string, Attribute>>, data: unknown, lookup: LidLookup, path: string): unknown {
+export function resolveDataLids (attributes: Readonly<Record<string, Attribute>>, data: unknown, lookup: LidLookup): unknown {
   if (!isPlainObject(data)) return data
   let out: Record<string, unknown> | null = null
   for (const [name, value] of Object.entries(data)) {
-    const resolved = resolveAttribute(registry, attributes[name], value, lookup, path === '' ? name : `${path}.${name}`)
+    if (attributes[name]?.type !== 'relation') continue
+    const resolved = resolveRelation(value, lookup, name)
     if (resolved !== value) (out ??= { ...data })[name] = resolved
   }
   return out ?? data
-}
-
-function resolveAttribute (registry: Registry, attribute: Attribute | undefined, value: unknown, lookup: LidLookup, path: string): unknown {
-  switch (attribute?.type) {
-    case 'relation': return resolveRelation(value, lookup, path)
-    case 'component': {
-      const component = registry.components.get(attribute.component)
-      if (component === undefined) return value
-      return attribute.repeatable === true && Array.isArray(value)
-        ? value.map((item, i) => resolveDataLids(registry, component.attributes, item, lookup, `${path}.${i}`))
-        : resolveDataLids(registry, component.attributes, value, lookup, path)
-    }
-    case 'dynamiczone':
-      if (!Array.isArray(value)) return value
-      return value.map((item, i) => {
-        const component = isPlainObject(item) && typeof item.__component === 'string' ? registry.components.get(item.__component) : undefined
-        return component === undefined ? item : resolveDataLids(registry, component.attributes, item, lookup, `${path}.${i}`)
-      })
-    default: return value
-  }
 }
 
 /**
@@ -76,15 +57,15 @@ function resolveAttribute (registry: Registry, attribute: Attribute | undefined,
 function resolveRelation (value: unknown, lookup: LidLookup, path: string): unknown {
   if (Array.isArray(value)) return value.map((item, i) => resolveRelation(item, lookup, `${path}.${i}`))
   if (!isPlainObject(value)) return value
-  if ('lid' in value) {
-    const { lid, ...rest } = value
-    if ('documentId' in rest || 'id' in rest) throw new ValidationError(`${path}: name a document by lid, documentId or id, not several`, { path })
-    return { ...rest, documentId: lookup(checkLid(lid, `${path}.lid`)) }
-  }
   let out: Record<string, unknown> | null = null
   for (const [key, item] of Object.entries(value)) {
+    if (key === 'lid') continue
     const resolved = resolveRelation(item, lookup, `${path}.${key}`)
     if (resolved !== item) (out ??= { ...value })[key] = resolved
   }
-  return out ?? value
+  if (!('lid' in value)) return out ?? value
+  // `{ lid, locale?, position? }`: a document named by lid, its other keys kept (resolved above).
+  const { lid, ...rest } = out ?? value
+  if ('documentId' in rest || 'id' in rest) throw new ValidationError(`${path}: name a document by lid, documentId or id, not several`, { path })
+  return { ...rest, documentId: lookup(checkLid(lid, `${path}.lid`)) }
 }

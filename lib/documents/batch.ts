@@ -101,7 +101,7 @@ export async function runBatch (ctx: ServiceContext, operations: readonly BatchO
         const operation = operations[i]
         batch.operation = i
         try {
-          done.push(await runOperation(serviceOf(operation.uid), operation, ctx, lookup))
+          done.push(await runOperation(serviceOf(operation.uid), operation, lookup))
         } catch (err) {
           throw atOperation(err, i)
         }
@@ -136,7 +136,7 @@ function checkOperations (ctx: ServiceContext, operations: readonly BatchOperati
       const model = typeof operation.uid === 'string' ? ctx.registry.get(operation.uid) : undefined
       if (model === undefined) throw new ValidationError('Unknown content type', { path: 'uid' })
       if (operation.op !== 'create') resolveDocumentRef(operation.documentId, lookup)
-      if (operation.op === 'create' || operation.op === 'update') resolveDataLids(ctx.registry, model.attributes, operation.data, lookup, '')
+      if (operation.op === 'create' || operation.op === 'update') resolveDataLids(model.attributes, operation.data, lookup)
       if (operation.op === 'create' && operation.lid !== undefined) {
         const lid = checkLid(operation.lid, 'lid')
         if (declared.has(lid)) throw new ValidationError(`lid "${lid}" is declared twice`, { lid })
@@ -149,7 +149,7 @@ function checkOperations (ctx: ServiceContext, operations: readonly BatchOperati
 }
 
 /** One operation through its content type's document service, joined to the batch's transaction. */
-async function runOperation (service: DocumentService, operation: BatchOperation, ctx: ServiceContext, lookup: LidLookup): Promise<BatchResult> {
+async function runOperation (service: DocumentService, operation: BatchOperation, lookup: LidLookup): Promise<BatchResult> {
   const single = service.model.kind === 'singleType'
   const documentId = operation.op === 'create' ? undefined : resolveDocumentRef(operation.documentId, lookup) as string | null | undefined
   const required = (): string => {
@@ -159,11 +159,11 @@ async function runOperation (service: DocumentService, operation: BatchOperation
   switch (operation.op) {
     case 'create': {
       const { op: _op, uid: _uid, lid: _lid, data, ...params } = operation
-      return await service.create({ ...params, data: resolveDataLids(ctx.registry, service.model.attributes, data, lookup, '') as Record<string, unknown> })
+      return await service.create({ ...params, data: resolveDataLids(service.model.attributes, data, lookup) as Record<string, unknown> })
     }
     case 'update': {
       const { op: _op, uid: _uid, documentId: _documentId, data, ...params } = operation
-      const write = { ...params, data: resolveDataLids(ctx.registry, service.model.attributes, data, lookup, '') as Record<string, unknown> }
+      const write = { ...params, data: resolveDataLids(service.model.attributes, data, lookup) as Record<string, unknown> }
       if (single && documentId == null) return await service.upsertSingle(write)
       const document = await service.update({ ...write, documentId: required() })
       if (document === null) throw new NotFoundError()
