@@ -145,3 +145,37 @@ t.test('change notifications to other instances go out on commit only', { skip: 
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.same(heard.map((m) => [m.u, m.a]), [[TOPIC, 'create'], [NOTE, 'create']], 'only the committed batch\'s writes, in order')
 })
+
+t.test('two batches locking the same documents in opposite orders: one commits, the other is a 503 with nothing written', { skip: dialectName !== 'postgres' && 'PostgreSQL only (concurrent transactions)' }, async (t) => {
+  const { app } = await build(t, options)
+  const topics = app.contentApi.documents(TOPIC)
+  const x = await topics.create({ data: { name: 'x' } })
+  const y = await topics.create({ data: { name: 'y' } })
+  // Each batch's second update waits (in its before hook, its first lock held) for the other's.
+  let waiting = 0
+  let release = (): void => {}
+  const both = new Promise<void>((resolve) => { release = resolve })
+  app.contentApi.lifecycles.subscribe({
+    models: [TOPIC],
+    async beforeUpdate (event) {
+      if (!String(event.params.data.name).endsWith('2')) return
+      if (++waiting === 2) release()
+      await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 5000))])
+    }
+  })
+  const settled = await Promise.allSettled([
+    app.contentApi.documents.batch([
+      { op: 'update', uid: TOPIC, documentId: x.documentId, data: { name: 'A1' } },
+      { op: 'update', uid: TOPIC, documentId: y.documentId, data: { name: 'A2' } }
+    ]),
+    app.contentApi.documents.batch([
+      { op: 'update', uid: TOPIC, documentId: y.documentId, data: { name: 'B1' } },
+      { op: 'update', uid: TOPIC, documentId: x.documentId, data: { name: 'B2' } }
+    ])
+  ])
+  const failed = settled.filter((s) => s.status === 'rejected')
+  t.equal(failed.length, 1, 'one batch lost the deadlock')
+  t.match((failed[0] as PromiseRejectedResult).reason, { status: 503, name: 'ServiceUnavailableError' }, 'a 503 to retry, as a single write\'s lost race')
+  const names = [(await topics.findOne({ documentId: x.documentId }))?.name, (await topics.findOne({ documentId: y.documentId }))?.name]
+  t.ok(JSON.stringify(names) === '["A1","A2"]' || JSON.stringify(names) === '["B2","B1"]', `the winner's writes only: ${names.join(', ')}`)
+})
