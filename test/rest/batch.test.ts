@@ -66,6 +66,7 @@ t.test('creates, updates and deletes across types in one request, later ones nam
   const read = await app.inject({ method: 'GET', url: `/api/articles/${article.documentId}?status=draft&populate=category` })
   t.match(JSON.parse(read.body).data, { views: 7, category: { name: 'News' } }, 'everything committed')
   t.equal(await app.contentApi.documents(TAG).findOne({ documentId: old.documentId }), null, 'the delete committed')
+  t.equal((await app.contentApi.documents(HOMEPAGE).findFirst())?.title, 'Welcome', 'the single type committed')
 })
 
 t.test('a failing third operation leaves no trace of the first two: rows, webhook deliveries, after hooks, change events', async (t) => {
