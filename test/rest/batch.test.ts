@@ -1,5 +1,6 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
 import contentApi, { ApplicationError, ConfigurationError, defineContentType } from '../../lib/index.js'
 import { build, type BuildOptions } from '../helpers/build.js'
 import { createTestDatabase } from '../helpers/database.js'
@@ -279,4 +280,13 @@ t.test('off by default; a path that is a content type\'s is refused at registrat
   }
   t.ok(error instanceof ConfigurationError, 'a ConfigurationError')
   t.match((error as Error).message, /rest\.batch\.path "\/batch" is the path of the content type "batch"'s routes/)
+})
+
+t.test('the route is in the OpenAPI document', async (t) => {
+  const { app } = await build(t, options(), async (app) => { await app.register(swagger, { openapi: {} }) })
+  const spec = app.swagger() as Record<string, any>
+  const post = spec.paths['/api/batch']?.post
+  t.ok(post, 'POST /api/batch is documented')
+  t.same(post.tags, ['Batch'])
+  t.match(post.requestBody.content['application/json'].schema, { properties: { operations: { type: 'array', maxItems: 100 } } })
 })
