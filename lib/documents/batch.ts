@@ -82,6 +82,7 @@ const OPS = new Set(['create', 'update', 'delete', 'publish', 'unpublish', 'disc
 export async function runBatch (ctx: ServiceContext, operations: readonly BatchOperation[]): Promise<BatchResult[]> {
   if (!Array.isArray(operations)) throw new ValidationError('operations must be an array')
   checkOperations(ctx, operations)
+  if (operations.length === 0) return []
   let batch: BatchTransaction | null = null
   let results: BatchResult[]
   try {

@@ -83,6 +83,7 @@ export function registerBatchRoute (app: FastifyInstance, ctx: BatchRouteContext
     if (route.refused !== null) throw new ValidationError(`The ${action} of ${raw.type} cannot be batched: ${route.refused}`, { path: 'op' })
     if (action !== 'delete' && !isObject(raw.data)) throw new ValidationError('Missing "data" payload in the operation', { path: 'data' })
     if (model.kind === 'collectionType' && action !== 'create' && raw.documentId === undefined) throw new ValidationError('documentId is required', { path: 'documentId' })
+    if (model.kind === 'singleType' && raw.documentId !== undefined) throw new ValidationError('A single type\'s operations take no documentId', { path: 'documentId' })
     if (raw.documentId !== undefined && typeof raw.documentId !== 'string' && !isObject(raw.documentId)) {
       throw new ValidationError('documentId must be a documentId or { lid }', { path: 'documentId' })
     }

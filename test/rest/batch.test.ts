@@ -225,6 +225,7 @@ t.test('input: the body, each operation, lids and the bounds, refused with the o
     ['no data', [{ op: 'create', type: 'tags' }], 400, { operation: 0, path: 'data' }],
     ['no documentId', [{ op: 'update', type: 'tags', data: {} }], 400, { operation: 0, path: 'documentId' }],
     ['create on a single type', [{ op: 'create', type: 'homepage', data: {} }], 400, { operation: 0 }],
+    ['a documentId on a single type', [{ op: 'update', type: 'homepage', documentId: 'x', data: {} }], 400, { operation: 0, path: 'documentId' }],
     ['an unknown lid', [{ op: 'create', type: 'tags', data: {} }, { op: 'update', type: 'tags', documentId: { lid: 'x' }, data: {} }], 400, { operation: 1, lid: 'x' }],
     ['a lid used before its create', [{ op: 'create', type: 'articles', data: { title: 'a', category: { lid: 'c' } } }, { op: 'create', type: 'categories', lid: 'c', data: {} }], 400, { operation: 0, lid: 'c' }],
     ['a lid declared twice', [{ op: 'create', type: 'tags', lid: 'a', data: {} }, { op: 'create', type: 'tags', lid: 'a', data: {} }], 400, { operation: 1, lid: 'a' }],
