@@ -281,6 +281,17 @@ t.test('off by default; a path that is a content type\'s is refused at registrat
   }
   t.ok(error instanceof ConfigurationError, 'a ConfigurationError')
   t.match((error as Error).message, /rest\.batch\.path "\/batch" is the path of the content type "batch"'s routes/)
+
+  for (const [batch, problem] of [
+    [{ enabled: true, size: 3 }, /rest\.batch/],
+    [{ enabled: true, path: 'batch' }, /rest\.batch\.path/],
+    [{ enabled: true, maxOperations: 0 }, /rest\.batch\.maxOperations/]
+  ] as const) {
+    const bad = Fastify({ logger: false })
+    t.teardown(async () => { await bad.close() })
+    const err = await bad.register(contentApi, { models: [], db: database.db, rest: { batch: batch as any } }).then(() => null, (e: unknown) => e)
+    t.ok(err instanceof ConfigurationError && problem.test((err as Error).message), `refused: ${JSON.stringify(batch)}`)
+  }
 })
 
 t.test('the route is in the OpenAPI document', async (t) => {
