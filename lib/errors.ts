@@ -244,6 +244,25 @@ export class HttpError extends ContentApiError {
   }
 }
 
+/**
+ * The refusal of one operation of a batch (`POST /api/batch`, docs/batches.md): the operation's
+ * own error, its status, name and message, with `details` led by the operation's index,
+ * `{ operation: 2, ...its details }`. Nothing of the batch was written.
+ */
+export class BatchOperationError extends ContentApiError {
+  override readonly name: string
+  override readonly status: number
+  /** The index of the failing operation in the batch. */
+  readonly operation: number
+  constructor (error: ContentApiError, operation: number) {
+    super(error.message, { operation, ...error.details }, error.code)
+    this.name = error.name
+    this.status = error.status
+    this.operation = operation
+    this.cause = error
+  }
+}
+
 export function isContentApiError (err: unknown): err is ContentApiError {
   return err instanceof ContentApiError
 }

@@ -16,6 +16,7 @@ import { LruCache } from './lru-cache.js'
 import { CursorCodec } from './query/cursor.js'
 import { authStores } from './documents/auth-stores.js'
 import { DocumentService, type CachedRead } from './documents/service.js'
+import { runBatch, type BatchOperation, type BatchResult } from './documents/batch.js'
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options/index.js'
@@ -89,6 +90,8 @@ export interface Documents {
   (uid: string): DocumentService
   /** Adds a middleware run around every call of every document service, after those added before it. */
   use (middleware: DocumentMiddleware): Documents
+  /** Several writes of any content types in one transaction, all committed or none (docs/batches.md). */
+  batch (operations: readonly BatchOperation[]): Promise<BatchResult[]>
 }
 
 declare module 'fastify' {
@@ -159,7 +162,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     use (middleware: DocumentMiddleware): Documents {
       middlewares.use(middleware)
       return documents
-    }
+    },
+    batch: async (operations: readonly BatchOperation[]): Promise<BatchResult[]> => await runBatch(context, operations)
   })
 
   const webhooks = options.webhooks === null ? null : createWebhooks(handle.db, options.webhooks, app.log)
@@ -203,7 +207,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     jwtSecret: secrets.jwtSecret,
     limits: options.limits
   })
-  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n, routes: options.rest.routes, policies: options.policies })
+  await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n, routes: options.rest.routes, policies: options.policies, batch: options.rest.batch, runBatch: documents.batch })
   contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
   contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
@@ -293,6 +297,7 @@ export { verifyWebhookSignature, type WebhooksApi, type WebhookDelivery, type De
 export type { ChangeAction, ChangeEvent, ChangeListener } from './documents/change-events.js'
 export type { LifecycleSubscriber } from './documents/lifecycles.js'
 export type { DocumentAction, DocumentMiddleware, DocumentMiddlewareContext } from './documents/middlewares.js'
+export type { BatchCreate, BatchDelete, BatchOperation, BatchPublication, BatchResult, BatchUpdate, DocumentRef } from './documents/batch.js'
 export type { AccessControl, AccessGrant } from './auth/access.js'
 export type { AccessScope } from './query/access-scope.js'
 export type { ApiToken, ApiTokenType, CreateApiToken } from './auth/api-tokens.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import * as errors from '../lib/errors.js'
 import {
-  ApplicationError, ConfigurationError, ContentApiError, FileTooLargeError, ForbiddenError, HttpError, InternalServerError,
+  ApplicationError, BatchOperationError, ConfigurationError, ContentApiError, FileTooLargeError, ForbiddenError, HttpError, InternalServerError,
   LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, PreconditionFailedError, RateLimitError, SchemaSyncError,
   ServiceUnavailableError, UnauthorizedError, UnknownContentTypeError, UploadError, UsageError, ValidationError, errorCodes
 } from '../lib/errors.js'
@@ -73,7 +73,10 @@ t.test('every error class takes its row, and its docs row names it', async (t) =
   ]
   const classes = (Object.values(errors) as unknown[]).filter((value): value is new (...args: any[]) => Error =>
     typeof value === 'function' && value.prototype instanceof Error && value !== ContentApiError)
-  t.same(classes.filter((c) => !built.some((err) => err.constructor === c)).map((c) => c.name), [], 'every exported class is built here')
+  // A batch's refusal takes the row of the operation's own error (its code, name and status).
+  const batch = new BatchOperationError(new NotFoundError(), 2)
+  t.same([batch.code, batch.toEnvelope().error], ['FCA_ERR_NOT_FOUND', { status: 404, name: 'NotFoundError', message: 'Not Found', details: { operation: 2 } }], 'a batch operation\'s refusal is its own error, at its index')
+  t.same(classes.filter((c) => ![...built, batch].some((err) => err.constructor === c)).map((c) => c.name), [], 'every exported class is built here')
 
   for (const err of built) {
     const { code } = err as Error & { code: keyof typeof errorCodes }

@@ -500,9 +500,15 @@ export class DocumentService {
     return hooks
   }
 
-  /** One write in its transaction, announced to other instances in it, its after hooks run in it, then this type's `onChange` listeners (write-transaction.ts). */
+  /**
+   * One write in its transaction, announced to other instances in it, its after hooks run in it,
+   * then this type's `onChange` listeners (write-transaction.ts); in a batch, in the batch's
+   * transaction, its after hooks and listeners deferred to the batch's end (batch-transaction.ts).
+   */
   async #write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>, hooks: LifecycleRun | null = null): Promise<T> {
-    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn, hooks === null ? undefined : async (result) => await hooks.after(result) as T)
+    const after = hooks === null ? undefined : async (result: T) => await hooks.after(result) as T
+    if (this.#ctx.batch !== undefined) return await this.#ctx.batch.write(change, fn, after)
+    return await runWrite(this.#ctx.db, this.#ctx.changes, change, fn, after)
   }
 
   #change<T> (action: ChangeAction, documentId: (result: T) => string | null | undefined): ChangeOf<T> {

@@ -13,6 +13,7 @@ import type { VisibleDocuments } from './write-relations.js'
 import type { ChangeEvents } from './change-events.js'
 import type { Lifecycles } from './lifecycles.js'
 import type { DocumentMiddlewares } from './middlewares.js'
+import type { BatchTransaction } from './batch-transaction.js'
 
 /**
  * The types the document service's modules share: what application code passes and gets back
@@ -114,6 +115,8 @@ export interface ServiceContext {
   middlewares: DocumentMiddlewares
   /** The webhook endpoints listening to each event (webhook-events.ts); absent or null: no webhooks. */
   webhooks?: WebhookRoutes | null
+  /** The batch whose transaction every write joins (batch.ts); absent: each write has its own. */
+  batch?: BatchTransaction
 }
 
 /** A compiled read and what its response needs besides the rows. */

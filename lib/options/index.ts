@@ -9,6 +9,7 @@ import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
 import { checkRestRoutes, type NamedPolicies, type RestRoutes } from './rest-routes.js'
+import { RestBatchOptions, checkRestBatch, type ResolvedRestBatch } from './rest-batch.js'
 import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks.js'
 
 /**
@@ -28,7 +29,9 @@ const RestOptions = Type.Object({
   /** Whether list responses count the total by default (`api.rest.withCount`). */
   withCount: Type.Boolean({ default: true }),
   /** Per content type: route config, only/except, controllers, Cache-Control (checked by rest-routes.ts). */
-  routes: Type.Optional(Type.Unknown())
+  routes: Type.Optional(Type.Unknown()),
+  /** The atomic batch route, off by default (rest-batch.ts, docs/batches.md). */
+  batch: RestBatchOptions
 }, { additionalProperties: false })
 
 const SchemaSyncOptions = Type.Object({
@@ -252,9 +255,11 @@ export interface ContentApiOptions {
   notifications?: NotificationOptions
   /** Named policies that `rest.routes` and GraphQL's `resolversConfig` refer to (docs/extending.md#routes-policies-middlewares-controllers). */
   policies?: NamedPolicies
-  rest?: Partial<Omit<Static<typeof RestOptions>, 'routes'>> & {
+  rest?: Partial<Omit<Static<typeof RestOptions>, 'routes' | 'batch'>> & {
     /** Route config, only/except, controllers and Cache-Control per content-type uid (docs/extending.md). */
     routes?: RestRoutes
+    /** The atomic batch route `POST /api/batch`, off by default (docs/batches.md). */
+    batch?: Partial<ResolvedRestBatch>
   }
   schemaSync?: Partial<Static<typeof SchemaSyncOptions>>
   i18n?: Partial<Static<typeof I18nOptions>>
@@ -480,6 +485,7 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   }
   problems.push(...checkAuth(resolved.auth))
   problems.push(...checkRestRoutes(options.rest?.routes, options.policies, Array.isArray(options.models) ? options.models : []))
+  problems.push(...checkRestBatch(resolved.rest?.batch, Array.isArray(options.models) ? options.models : []))
   // Functions and the application's objects, kept as given (TypeBox's defaulting copies objects).
   resolved.policies = options.policies ?? {}
   if (typeof resolved.rest === 'object' && resolved.rest !== null) resolved.rest.routes = options.rest?.routes ?? {}

@@ -5,9 +5,10 @@ import type { ResolvedOptions } from '../options/index.js'
 import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
 import { errorHandler } from '../error-handler.js'
 import { i18nLocalesRoute } from './i18n-locales.js'
-import { registerContentTypeRoutes, type RouteContext } from './routes.js'
+import { registerContentTypeRoutes } from './routes.js'
+import { registerBatchRoute, type BatchRouteContext } from './batch-route.js'
 
-export interface RestPluginOptions extends RouteContext {
+export interface RestPluginOptions extends BatchRouteContext {
   /** The configured locales, listed by `GET /i18n/locales`. */
   i18n: ResolvedOptions['i18n']
 }
@@ -37,4 +38,5 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
   for (const model of options.registry.contentTypes.values()) {
     if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, options)
   }
+  if (options.batch.enabled) registerBatchRoute(app, options)
 }

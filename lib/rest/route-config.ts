@@ -55,14 +55,19 @@ export function accessHook (access: AccessControl, request: AccessRequest, confi
   }
 }
 
-/** Strapi's policy context of an HTTP route, on Fastify's request and reply. */
-export function routePolicyContext (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, access: AccessRequest): RoutePolicyContext {
-  const grant = request.contentApiGrant as AccessGrant
+/**
+ * Strapi's policy context of an HTTP route, on Fastify's request and reply; a batch operation
+ * (batch-route.ts) passes its own grant and params.
+ */
+export function routePolicyContext (
+  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, access: AccessRequest,
+  grant: AccessGrant = request.contentApiGrant as AccessGrant, params: Record<string, string> = (request.params ?? {}) as Record<string, string>
+): RoutePolicyContext {
   return {
     type: 'koa',
     is: (type: string) => type === 'koa',
     state: { user: grant.principal.kind === 'user' ? grant.principal.user : null, auth: { principal: grant.principal, scope: grant.scope === OPEN_SCOPE ? null : grant.scope } },
-    params: (request.params ?? {}) as Record<string, string>,
+    params,
     query: (request.query ?? {}) as Record<string, unknown>,
     request,
     reply,
