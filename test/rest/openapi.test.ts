@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import swagger from '@fastify/swagger'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { build } from '../helpers/build.js'
@@ -29,7 +29,7 @@ const json = (content: Schema | undefined): Schema => content?.['application/jso
 const deref = (spec: Schema, schema: Schema): Schema =>
   typeof schema?.$ref === 'string' ? spec.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema
 
-async function validate (t: Tap.Test, spec: Schema, what: string): Promise<void> {
+async function validate (t: Test, spec: Schema, what: string): Promise<void> {
   const result = await new Validator().validate(structuredClone(spec))
   t.ok(result.valid, `${what}: a valid OpenAPI ${spec.openapi as string} document`)
   if (!result.valid) t.comment(JSON.stringify(result.errors, null, 1).slice(0, 3000))
