@@ -1,3 +1,4 @@
+import { FILE_UID } from '../model/associations.js'
 import type { Attribute } from '../model/types.js'
 import { isScalarAttribute, type Component, type ContentType, type Field, type Registry } from '../model/registry.js'
 import { COMPARISON_OPERATORS } from '../query/filters.js'
@@ -268,6 +269,8 @@ function documentSchema (model: ContentType | Component, ref: Ref): JsonSchema {
   }
   if (model.modelType === 'component') properties.__component = { type: 'string', description: 'the component uid, in a dynamic zone' }
   else if (model.localized) properties.localizations = { type: 'array', items: ref(model.uid, 'document'), description: 'present when populated (populate=localizations)' }
+  // The upload routes' answers say whether `url` is a signed, expiring one (lib/upload/service.ts).
+  if (model.uid === FILE_UID) properties.isUrlSigned = { type: 'boolean', description: 'in the upload routes\' answers: whether `url` is signed' }
   const description = model.modelType === 'component' ? `The ${model.uid} component` : `A ${model.uid} document`
   return { type: 'object', description, properties, required: ['id', ...(model.modelType === 'contentType' ? ['documentId'] : [])], additionalProperties: false }
 }
@@ -285,8 +288,6 @@ function associationOutput (attribute: Attribute, ref: Ref): JsonSchema {
     default: return {}
   }
 }
-
-const FILE_UID = 'plugin::upload.file'
 
 /**
  * A dynamic zone's item: one of its components, told apart by `__component` (its uid). Each

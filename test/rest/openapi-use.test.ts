@@ -157,6 +157,25 @@ t.test('the document and the server agree', async (t) => {
     }
   })
 
+  t.test('the auth and upload answers match their documented schemas', async (t) => {
+    const answer = (path: string, method: string, status: string): Schema => spec.paths[path][method].responses[status].content['application/json'].schema
+    const register = await app.inject({ method: 'POST', url: '/api/auth/local/register', payload: { username: 'ada', email: 'ada@example.com', password: 'secret123' } })
+    t.equal(register.statusCode, 200)
+    t.ok(accepts(bodyOf(spec, '/api/auth/local/register', 'post'), { username: 'ada', email: 'ada@example.com', password: 'secret123' }))
+    t.ok(accepts(answer('/api/auth/local/register', 'post', '200'), register.json()), 'register')
+    const login = await app.inject({ method: 'POST', url: '/api/auth/local', payload: { identifier: 'ada', password: 'secret123' } })
+    t.ok(accepts(answer('/api/auth/local', 'post', '200'), login.json()), 'login')
+    const me = await app.inject({ method: 'GET', url: '/api/users/me?populate=role', headers: { authorization: `Bearer ${login.json().jwt as string}` } })
+    t.equal(me.statusCode, 200)
+    t.ok(accepts(answer('/api/users/me', 'get', '200'), me.json()), '/users/me with its role')
+    const refused = await app.inject({ method: 'GET', url: '/api/users' })
+    t.ok(accepts(answer('/api/users', 'get', '403'), refused.json()), 'a refusal is the error envelope')
+    const files = await app.inject({ method: 'GET', url: '/api/upload/files' })
+    t.equal(files.statusCode, 200)
+    t.ok(files.json().length > 0)
+    t.ok(accepts(answer('/api/upload/files', 'get', '200'), files.json()), 'the file records')
+  })
+
   t.test('the draft rules, which the document tells in words', async (t) => {
     t.match(spec.components.schemas.ArticleInput.description, /status=draft/)
     t.notOk(accepts(createArticle, { data: { views: 1 } }))
