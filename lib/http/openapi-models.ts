@@ -291,8 +291,8 @@ function associationOutput (attribute: Attribute, ref: Ref): JsonSchema {
 
 /**
  * A dynamic zone's item: one of its components, told apart by `__component` (its uid). Each
- * member pins `__component` to its uid, so the `oneOf` holds without the discriminator; the
- * mapping names the members as `components.schemas` does when the `$id` is the component name.
+ * member pins `__component` to its uid, so the `oneOf` holds on its own; the members are inline
+ * `allOf`s, not named schemas, so the discriminator has no `mapping` to give.
  */
 function zoneItems (components: readonly string[], ref: Ref, kind: 'document' | 'input'): JsonSchema {
   const members = components.map((uid) => ({
