@@ -19,7 +19,7 @@ const refResolver = { buildLocalReference: (json: Schema, _base: unknown, _fragm
 /** The paths of the content-type routes. */
 const contentPaths = (spec: Schema, prefix = '/api'): string[] =>
   Object.keys(spec.paths)
-    .filter((p) => p !== '/graphql' && !p.startsWith(`${prefix}/auth/`) && !p.startsWith(`${prefix}/users`) && !p.startsWith(`${prefix}/upload`))
+    .filter((p) => p !== '/graphql' && !p.startsWith(`${prefix}/auth/`) && !p.startsWith(`${prefix}/users`) && !p.startsWith(`${prefix}/upload`) && p !== `${prefix}/i18n/locales`)
     .sort()
 
 const methodsOf = (item: Schema): string[] => Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'].includes(k)).sort()
@@ -251,6 +251,7 @@ t.test('the auth, users, roles and upload routes', async (t) => {
   t.same(methodsOf(spec.paths['/api/upload/files']), ['get'])
   t.same(methodsOf(spec.paths['/api/upload/files/{id}']), ['delete', 'get'])
   t.ok(spec.components.schemas.UploadFile.properties.url, 'a file record')
+  t.match(json(spec.paths['/api/i18n/locales'].get.responses['200'].content), { type: 'array', items: { required: ['id', 'name', 'code', 'isDefault'] } }, 'the i18n locales route')
 })
 
 t.test('an OpenAPI 3.1 document, and swagger\'s default names', async (t) => {
