@@ -202,6 +202,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   await app.register(authPlugin, {
     prefix: options.rest.prefix,
     auth,
+    registry,
     documents,
     options: options.auth,
     jwtSecret: secrets.jwtSecret,

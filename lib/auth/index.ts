@@ -8,6 +8,7 @@ import type { ContentType, Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options/index.js'
 import type { RequestLimits } from '../query/index.js'
 import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
+import { modelSchemasOf } from '../http/openapi-models.js'
 import { errorHandler } from '../error-handler.js'
 import { PermissionAccessControl, type AccessControl } from './access.js'
 import { ApiTokenService } from './api-tokens.js'
@@ -17,6 +18,7 @@ import { API_TOKEN_UID, PERMISSION_UID, ROLE_UID, USER_UID } from '../model/user
 import { PermissionStore } from './permissions.js'
 import { registerRateLimit } from './rate-limit.js'
 import { rolesRoutes } from './roles-routes.js'
+import { authSchemas } from './route-schemas.js'
 import { authRouter, userReader } from './routing.js'
 import { usersRoutes } from './users-routes.js'
 
@@ -77,6 +79,7 @@ export async function createAuth (deps: {
 
 export interface AuthPluginOptions {
   auth: Auth
+  registry: Registry
   documents: (uid: string) => DocumentService
   options: ResolvedOptions['auth']
   jwtSecret: string
@@ -93,7 +96,7 @@ export interface AuthPluginOptions {
  * the rate limit of the credential routes (rate-limit.ts). Unknown paths under the prefix are
  * the REST context's 404.
  */
-export async function authPlugin (app: FastifyInstance, { auth, documents, options, jwtSecret, limits }: AuthPluginOptions): Promise<void> {
+export async function authPlugin (app: FastifyInstance, { auth, registry, documents, options, jwtSecret, limits }: AuthPluginOptions): Promise<void> {
   addBodyParsers(app, limits)
   // As on content routes: schemas document, the handlers validate with Strapi's messages.
   app.setValidatorCompiler(() => () => true)
@@ -118,6 +121,8 @@ export async function authPlugin (app: FastifyInstance, { auth, documents, optio
     options,
     limits,
     route: authRouter(app, auth.access, limited),
+    // The models' named schemas are added by the REST context, a sibling (rest/index.ts).
+    schemas: authSchemas(modelSchemasOf(registry, (id) => app.getSchema(id) !== undefined), registry, options.register.allowedFields),
     userJson: userReader(documents)
   }
   localRoutes(app, ctx)

@@ -17,7 +17,7 @@ const digest = (code: string): string => createHash('sha256').update(code).diges
  * `{ jwt, user }`; the routes that take credentials or send email are rate limited.
  */
 export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void {
-  const { access, credentials, authenticator, documents, options, route, userJson } = ctx
+  const { access, credentials, authenticator, documents, options, route, schemas, userJson } = ctx
   const users = documents(USER_UID)
   const accounts = { credentials, documents, options }
 
@@ -42,6 +42,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/local',
+    schema: schemas.login,
     action: 'auth.callback',
     limit: true,
     handler: async (request, reply) => {
@@ -54,6 +55,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/local/register',
+    schema: schemas.register,
     action: 'auth.register',
     limit: true,
     handler: async (request, reply) => {
@@ -82,6 +84,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/change-password',
+    schema: schemas.changePassword,
     action: 'auth.changePassword',
     limit: true,
     handler: async (request, reply) => {
@@ -104,6 +107,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/forgot-password',
+    schema: schemas.forgotPassword,
     action: 'auth.forgotPassword',
     limit: true,
     handler: async (request, reply) => {
@@ -123,6 +127,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/reset-password',
+    schema: schemas.resetPassword,
     action: 'auth.resetPassword',
     limit: true,
     handler: async (request, reply) => {
@@ -139,6 +144,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'GET',
     url: '/auth/email-confirmation',
+    schema: schemas.emailConfirmation,
     action: 'auth.emailConfirmation',
     handler: async (request, reply) => {
       const code = (request.query as { confirmation?: unknown }).confirmation
@@ -154,6 +160,7 @@ export function localRoutes (app: FastifyInstance, ctx: AuthRouteContext): void 
   route({
     method: 'POST',
     url: '/auth/send-email-confirmation',
+    schema: schemas.sendEmailConfirmation,
     action: 'auth.sendEmailConfirmation',
     limit: true,
     handler: async (request, reply) => {

@@ -24,7 +24,7 @@ const nonEmptyBody = (body: unknown): Record<string, unknown> => {
  * (lib/auth/actions.ts) and keyed by the role's type.
  */
 export function rolesRoutes (ctx: AuthRouteContext): void {
-  const { documents, permissions, route } = ctx
+  const { documents, permissions, route, schemas } = ctx
   const roles = documents(ROLE_UID)
 
   /** The role named by a route parameter, or Strapi's 404. */
@@ -39,6 +39,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
     method: 'GET',
     url: '/users-permissions/roles',
     action: 'role.find',
+    schema: schemas.findRoles,
     handler: async (_request, reply) => {
       const counts = await permissions.userCounts()
       const list = await roles.findMany({ sort: ['name', 'id'] })
@@ -49,6 +50,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
   route({
     method: 'GET',
     url: '/users-permissions/roles/:id',
+    schema: schemas.findRole,
     action: 'role.findOne',
     handler: async (request, reply) => {
       const role = await roleById(request, 'id')
@@ -60,6 +62,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
     method: 'POST',
     url: '/users-permissions/roles',
     action: 'role.createRole',
+    schema: schemas.createRole,
     handler: async (request, reply) => {
       const body = nonEmptyBody(request.body)
       // The tree is checked before the role exists, so a bad tree creates nothing.
@@ -80,6 +83,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
     method: 'PUT',
     url: '/users-permissions/roles/:role',
     action: 'role.updateRole',
+    schema: schemas.updateRole,
     handler: async (request, reply) => {
       const body = nonEmptyBody(request.body)
       const role = await roleById(request, 'role')
@@ -95,6 +99,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
     method: 'DELETE',
     url: '/users-permissions/roles/:role',
     action: 'role.deleteRole',
+    schema: schemas.deleteRole,
     handler: async (request, reply) => {
       const role = await roleById(request, 'role')
       await permissions.deleteRole(role.type)
@@ -105,6 +110,7 @@ export function rolesRoutes (ctx: AuthRouteContext): void {
   route({
     method: 'GET',
     url: '/users-permissions/permissions',
+    schema: schemas.permissions,
     action: 'permissions.getPermissions',
     handler: async (_request, reply) => json(reply, 200, { permissions: await permissions.tree() })
   })

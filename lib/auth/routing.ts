@@ -5,6 +5,8 @@ import type { UserStore } from '../documents/user-credentials.js'
 import type { ResolvedOptions } from '../options/index.js'
 import type { RequestLimits } from '../query/index.js'
 import { documented } from '../route-schema.js'
+import { SECURITY_CONFIG } from '../http/openapi-security.js'
+import type { AuthSchemas } from './route-schemas.js'
 import type { AccessControl } from './access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import type { Authenticator } from './authenticate.js'
@@ -23,6 +25,8 @@ export interface AuthRouteContext {
   limits: RequestLimits
   /** Registers a route behind the check of its `plugin::users-permissions.<action>` permission. */
   route: (options: AuthRouteOptions) => void
+  /** The routes' schemas, for the OpenAPI document (route-schemas.ts). */
+  schemas: AuthSchemas
   /** A user as the auth routes answer it (the document service's read, no query string), or 404. */
   userJson: (id: number) => Promise<Record<string, unknown>>
 }
@@ -34,8 +38,9 @@ const UP = 'plugin::users-permissions'
 
 /**
  * The route registrar of the auth routes: each route checks its permission through the same
- * access control as content routes before its handler runs, is hidden from the OpenAPI
- * document, and with `limit` takes the rate limit's route config.
+ * access control as content routes before its handler runs, is documented with its schema
+ * (which validates nothing: the auth context compiles none), and with `limit` takes the rate
+ * limit's route config.
  */
 export function authRouter (app: FastifyInstance, access: AccessControl, limited: FastifyContextConfig): AuthRouteContext['route'] {
   const guard = (action: string) => async (request: FastifyRequest): Promise<void> => {
@@ -43,7 +48,7 @@ export function authRouter (app: FastifyInstance, access: AccessControl, limited
   }
   return (options) => {
     const { action, limit, ...rest } = options
-    app.route({ ...rest, preHandler: guard(action), config: { ...(limit === true ? limited : {}) }, schema: documented({ hide: true, ...rest.schema }) })
+    app.route({ ...rest, preHandler: guard(action), config: { ...(limit === true ? limited : {}), ...SECURITY_CONFIG }, schema: documented({ ...rest.schema }) })
   }
 }
 

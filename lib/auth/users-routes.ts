@@ -13,7 +13,7 @@ import { idParam, isPlainObject, json, requireStrings, scopeOf, type AuthRouteCo
  * under the caller's row and field limits, as content routes do.
  */
 export function usersRoutes (ctx: AuthRouteContext): void {
-  const { access, credentials, documents, limits, options, route, userJson } = ctx
+  const { access, credentials, documents, limits, options, route, schemas, userJson } = ctx
   const users = documents(USER_UID)
   const roles = documents(ROLE_UID)
 
@@ -77,6 +77,7 @@ export function usersRoutes (ctx: AuthRouteContext): void {
   route({
     method: 'GET',
     url: '/users/me',
+    schema: schemas.me,
     action: 'user.me',
     handler: async (request, reply) => json(reply, 200, await readUser(request, (await currentUser(request)).id))
   })
@@ -85,12 +86,14 @@ export function usersRoutes (ctx: AuthRouteContext): void {
     method: 'GET',
     url: '/users',
     action: 'user.find',
+    schema: schemas.findUsers,
     handler: async (request, reply) => json(reply, 200, await users.findMany(usersQuery(request)))
   })
 
   route({
     method: 'GET',
     url: '/users/count',
+    schema: schemas.countUsers,
     action: 'user.count',
     handler: async (request, reply) => json(reply, 200, await users.count({ filters: parseQueryString(request.url, limits).filters as any, access: scopeOf(request), limits: true }))
   })
@@ -99,6 +102,7 @@ export function usersRoutes (ctx: AuthRouteContext): void {
     method: 'GET',
     url: '/users/:id',
     action: 'user.findOne',
+    schema: schemas.findUser,
     handler: async (request, reply) => json(reply, 200, await readUser(request, idParam(request)))
   })
 
@@ -106,6 +110,7 @@ export function usersRoutes (ctx: AuthRouteContext): void {
     method: 'POST',
     url: '/users',
     action: 'user.create',
+    schema: schemas.createUser,
     handler: async (request, reply) => {
       // Strapi's create-user rules: a password, a lower-cased email, unique email and username, the local provider.
       requireStrings(request.body, ['username', 'email', 'password'])
@@ -126,6 +131,7 @@ export function usersRoutes (ctx: AuthRouteContext): void {
     method: 'PUT',
     url: '/users/:id',
     action: 'user.update',
+    schema: schemas.updateUser,
     handler: async (request, reply) => {
       // Strapi's order: an unknown user first, then the body.
       const existing = await userById(request, 'User not found')
@@ -145,6 +151,7 @@ export function usersRoutes (ctx: AuthRouteContext): void {
     method: 'DELETE',
     url: '/users/:id',
     action: 'user.destroy',
+    schema: schemas.deleteUser,
     handler: async (request, reply) => {
       const existing = await userById(request)
       await users.delete({ documentId: existing.documentId, access: scopeOf(request) })

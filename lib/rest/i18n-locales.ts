@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { ResolvedOptions } from '../options/index.js'
+import { BEARER, SECURITY_CONFIG } from '../http/openapi-security.js'
 import { documented } from '../route-schema.js'
 
 /**
@@ -13,7 +14,24 @@ export function i18nLocalesRoute (app: FastifyInstance, access: AccessControl, i
   app.route({
     method: 'GET',
     url: '/i18n/locales',
-    schema: documented({ hide: true }),
+    config: SECURITY_CONFIG,
+    schema: documented({
+      tags: ['Internationalization'],
+      summary: 'The configured locales',
+      security: BEARER,
+      response: {
+        200: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { id: { type: 'integer' }, name: { type: 'string' }, code: { type: 'string' }, isDefault: { type: 'boolean' } },
+            required: ['id', 'name', 'code', 'isDefault']
+          }
+        },
+        401: { $ref: 'ContentApiError' },
+        403: { $ref: 'ContentApiError' }
+      }
+    }),
     preHandler: async (request) => { request.contentApiGrant = await access.check(request, { action: 'plugin::i18n.locales.listLocales' }) },
     handler: async (_request, reply) => reply.code(200).type('application/json; charset=utf-8').send(body)
   })

@@ -3,6 +3,7 @@ import { NotFoundError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
 import type { ResolvedOptions } from '../options/index.js'
 import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
+import { modelSchemasOf } from '../http/openapi-models.js'
 import { errorHandler } from '../error-handler.js'
 import { i18nLocalesRoute } from './i18n-locales.js'
 import { registerContentTypeRoutes } from './routes.js'
@@ -34,9 +35,13 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
   })
 
   app.decorateRequest('contentApiGrant', null)
+  // The models' named schemas, referenced by this context's routes and by the auth and upload
+  // routes: @fastify/swagger gathers every context's schemas into `components.schemas`.
+  const schemas = modelSchemasOf(options.registry, (id) => app.getSchema(id) !== undefined)
+  for (const schema of schemas.schemas) app.addSchema(schema)
   i18nLocalesRoute(app, options.access, options.i18n)
   for (const model of options.registry.contentTypes.values()) {
-    if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, options)
+    if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, { ...options, schemas })
   }
   if (options.batch.enabled) registerBatchRoute(app, options)
 }

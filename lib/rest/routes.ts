@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify'
-import Type from 'typebox'
 import type { AccessControl, AccessGrant, AccessRequest, ContentAction } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js'
@@ -14,10 +13,9 @@ import { requestedConsistency } from '../http/consistency.js'
 import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import { OPEN_SCOPE, routeHooks } from './route-config.js'
-import {
-  DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
-  inputSchema, listResponseSchema, singleResponseSchema
-} from './schemas.js'
+import type { ModelSchemas } from '../http/openapi-models.js'
+import { OPTIONAL_BEARER, SECURITY_CONFIG } from '../http/openapi-security.js'
+import { DocumentParamsSchema, ErrorEnvelopeSchema, bodySchema, listResponseSchema, querySchema, singleResponseSchema } from './schemas.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +30,8 @@ declare module 'fastify' {
 
 const ROUTED_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
 
-const errors = { 400: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
+const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
+const deleted = (description: string): Record<string, unknown> => ({ type: 'null', description })
 
 /**
  * The write payload `{ data: {...} }`. Like Strapi, a missing or non-object `data` is "Missing
@@ -81,10 +80,12 @@ type Core = (request: FastifyRequest) => Promise<string | null>
  * middlewares or `auth: false`, replace their handlers, and set their `Cache-Control`
  * (route-config.ts, conditional.ts; docs/extending.md).
  */
-export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext): void {
+export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext & { schemas: ModelSchemas }): void {
   const service = ctx.documents(model.uid)
   const settings = ctx.routes[model.uid] ?? {}
   const tags = [model.displayName]
+  const { schemas } = ctx
+  const security = OPTIONAL_BEARER
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
   const listKey = `${model.uid}\0list\0`
   const oneKey = `${model.uid}\0one\0`
@@ -153,7 +154,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       ...rest,
       method,
       url,
-      config: { contentApi: access },
+      config: { contentApi: access, ...SECURITY_CONFIG },
       preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.[name]),
       ...(method === 'GET' ? { onSend } : {}),
       handler
@@ -167,7 +168,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     const base = `/${model.pluralName}`
     const one = `${base}/:documentId`
     route('GET', base, 'find', {
-      schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
+      schema: doc({ tags, summary: `List ${model.pluralName}`, security, querystring: querySchema(schemas, model, 'list'), response: { 200: listResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
         const query = tree(request, true)
         const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
@@ -175,7 +176,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('POST', base, 'create', {
-      schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
+      schema: doc({ tags, summary: `Create a ${model.singularName}`, security, querystring: querySchema(schemas, model, 'write'), body: bodySchema(schemas, model, true), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
         const document = await service.create({ data: payload(request.body), ...writeOptions(query), access: scope(request) })
@@ -183,7 +184,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('GET', one, 'findOne', {
-      schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
+      schema: doc({ tags, summary: `Get a ${model.singularName}`, security, params: DocumentParamsSchema, querystring: querySchema(schemas, model, 'read'), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const json = await service.findOneJson(documentId, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
@@ -192,7 +193,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('PUT', one, 'update', {
-      schema: doc({ tags, summary: `Update a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), 412: ErrorEnvelopeSchema, ...errors } }),
+      schema: doc({ tags, summary: `Update a ${model.singularName}`, security, params: DocumentParamsSchema, querystring: querySchema(schemas, model, 'write'), body: bodySchema(schemas, model, false), response: { 200: singleResponseSchema(schemas, model), 412: ErrorEnvelopeSchema, ...errors } }),
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url, ctx.limits)
@@ -203,7 +204,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('DELETE', one, 'delete', {
-      schema: doc({ tags, summary: `Delete a ${model.singularName}`, params: DocumentParamsSchema, response: { 204: Type.Null({ description: 'Deleted (also when nothing matched)' }), 412: ErrorEnvelopeSchema, ...errors } }),
+      schema: doc({ tags, summary: `Delete a ${model.singularName}`, security, params: DocumentParamsSchema, querystring: querySchema(schemas, model, 'delete'), response: { 204: deleted('Deleted (also when nothing matched)'), 412: ErrorEnvelopeSchema, ...errors } }),
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url, ctx.limits)
@@ -214,7 +215,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   } else {
     const url = `/${model.singularName}`
     route('GET', url, 'find', {
-      schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
+      schema: doc({ tags, summary: `Get the ${model.singularName}`, security, querystring: querySchema(schemas, model, 'read'), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
         const json = await service.findOneJson(null, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
@@ -222,7 +223,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('PUT', url, 'update', {
-      schema: doc({ tags, summary: `Create or update the ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), 412: ErrorEnvelopeSchema, ...errors } }),
+      schema: doc({ tags, summary: `Create or update the ${model.singularName}`, description: 'The first write creates the single type: it must then send what a create requires.', security, querystring: querySchema(schemas, model, 'write'), body: bodySchema(schemas, model, false), response: { 200: singleResponseSchema(schemas, model), 412: ErrorEnvelopeSchema, ...errors } }),
       core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
         const data = payload(request.body)
@@ -231,7 +232,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       }
     })
     route('DELETE', url, 'delete', {
-      schema: doc({ tags, summary: `Delete the ${model.singularName}`, response: { 204: Type.Null({ description: 'Deleted (also when nothing existed)' }), 412: ErrorEnvelopeSchema, ...errors } }),
+      schema: doc({ tags, summary: `Delete the ${model.singularName}`, security, querystring: querySchema(schemas, model, 'delete'), response: { 204: deleted('Deleted (also when nothing existed)'), 412: ErrorEnvelopeSchema, ...errors } }),
       core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
         await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request), ifMatch: await precondition(request) })

@@ -1,98 +1,89 @@
-import Type, { type TSchema } from 'typebox'
-import type { ContentType, Field } from '../model/registry.js'
+import type { ContentType } from '../model/registry.js'
+import type { JsonSchema, ModelSchemas } from '../http/openapi-models.js'
 
 /**
- * TypeBox (JSON Schema) descriptions of every REST route, generated per content type, so an
- * application that registers @fastify/swagger gets a correct OpenAPI document. They describe;
- * they do not validate: the document service validates bodies and queries itself, to answer with
- * Strapi's exact error messages.
+ * The route schemas of the content-type routes, for an application that registers
+ * @fastify/swagger: parameters, bodies and answers, referencing the models' named schemas
+ * (lib/http/openapi-models.ts). They describe; they do not validate: the REST context compiles
+ * no schema (rest/index.ts), the document service validates bodies and queries itself, to
+ * answer with Strapi's exact error messages.
  */
 
-const nullable = (schema: TSchema): TSchema => Type.Union([schema, Type.Null()])
+const PaginationMetaSchema: JsonSchema = {
+  anyOf: [
+    { type: 'object', properties: { page: { type: 'integer' }, pageSize: { type: 'integer' }, pageCount: { type: 'integer' }, total: { type: 'integer' } }, required: ['page', 'pageSize'] },
+    { type: 'object', properties: { start: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' } }, required: ['start', 'limit'] },
+    {
+      type: 'object',
+      description: 'cursor mode (`pagination[after]` or `[before]`)',
+      properties: { pageSize: { type: 'integer' }, next: { anyOf: [{ type: 'string' }, { type: 'null' }] }, previous: { anyOf: [{ type: 'string' }, { type: 'null' }] }, total: { type: 'integer' } },
+      required: ['pageSize', 'next', 'previous']
+    }
+  ]
+}
 
-function fieldSchema (field: Field): TSchema {
-  const attribute = field.attribute
-  switch (field.type) {
-    case 'integer': return Type.Integer()
-    case 'float':
-    case 'decimal': return Type.Number()
-    case 'boolean': return Type.Boolean()
-    case 'json': return Type.Unknown()
-    case 'blocks': return Type.Array(Type.Object({}, { additionalProperties: true }))
-    case 'biginteger': return Type.String({ pattern: '^-?\\d+$' })
-    case 'date': return Type.String({ format: 'date' })
-    case 'datetime':
-    case 'timestamp': return Type.String({ format: 'date-time' })
-    case 'time': return Type.String({ pattern: '^\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?$' })
-    case 'email': return Type.String({ format: 'email' })
-    case 'enumeration': return Type.String({ enum: [...(attribute as { enum: readonly string[] }).enum] })
-    default: return Type.String()
+export const ErrorEnvelopeSchema: JsonSchema = { $ref: 'ContentApiError' }
+
+export function listResponseSchema (schemas: ModelSchemas, model: ContentType): JsonSchema {
+  return {
+    type: 'object',
+    properties: { data: { type: 'array', items: schemas.ref(model.uid, 'document') }, meta: { type: 'object', properties: { pagination: PaginationMetaSchema } } },
+    required: ['data', 'meta']
   }
 }
 
-/** A document as returned: `id`, `documentId`, the visible scalar fields, timestamps. */
-export function documentSchema (model: ContentType): TSchema {
-  const properties: Record<string, TSchema> = {}
-  for (const field of model.defaultFields) {
-    const schema = fieldSchema(field)
-    // Only id and documentId are always present: `fields` narrows the rest.
-    properties[field.name] = field.name === 'id' || field.name === 'documentId' ? schema : Type.Optional(nullable(schema))
+export function singleResponseSchema (schemas: ModelSchemas, model: ContentType): JsonSchema {
+  return { type: 'object', properties: { data: schemas.ref(model.uid, 'document'), meta: { type: 'object' } }, required: ['data', 'meta'] }
+}
+
+/** The body of a POST (`create`: what a create must send) or a PUT (any attribute may be left out). */
+export function bodySchema (schemas: ModelSchemas, model: ContentType, create: boolean): JsonSchema {
+  return { type: 'object', properties: { data: create ? schemas.createInput(model) : schemas.ref(model.uid, 'input') }, required: ['data'] }
+}
+
+const list = (description: string, items: JsonSchema = { type: 'string' }): JsonSchema =>
+  ({ anyOf: [{ type: 'string' }, { type: 'array', items }], description })
+
+/**
+ * The query parameters of a route, in the bracket (deep object) form clients send and qs
+ * parses: `filters[title][$eq]=x`, `populate[author][fields][0]=name`, `pagination[page]=2`.
+ * `style: deepObject` is the querystring's, so @fastify/swagger gives it to every parameter;
+ * a scalar parameter sent so is `name=value`.
+ */
+export function querySchema (schemas: ModelSchemas, model: ContentType, kind: 'list' | 'read' | 'write' | 'delete'): JsonSchema {
+  const properties: Record<string, JsonSchema> = {}
+  const fieldNames = model.defaultFields.map((f) => f.name)
+  if (kind !== 'delete') {
+    properties.fields = list('fields to return: `fields=title,slug` or `fields[0]=title`', { type: 'string', enum: fieldNames })
+    properties.populate = schemas.ref(model.uid, 'populate')
   }
-  return Type.Object(properties, { additionalProperties: true, description: `${model.displayName} document` })
+  if (kind === 'list') {
+    properties.filters = schemas.ref(model.uid, 'filters')
+    properties.sort = list('`field`, `field:asc`, `field:desc`, a comma list, or `sort[0]=title:asc`; a relation\'s field as `author.name`')
+    properties.pagination = {
+      type: 'object',
+      description: 'page mode (`page`, `pageSize`), offset mode (`start`, `limit`) or cursor mode (`after`/`before`, `pageSize`); `withCount=false` skips the total',
+      properties: {
+        page: { type: 'integer', minimum: 1 },
+        pageSize: { type: 'integer', minimum: 1, description: 'default 25, at most the configured maxLimit' },
+        start: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer' },
+        withCount: { type: 'boolean' },
+        after: { type: 'string', description: 'cursor mode: the rows after this cursor (`meta.pagination.next`); empty for the first page' },
+        before: { type: 'string', description: 'cursor mode: the rows before this cursor (`meta.pagination.previous`); empty for the last page' }
+      },
+      additionalProperties: false
+    }
+  }
+  if (kind !== 'delete' && model.draftAndPublish) {
+    properties.status = { type: 'string', enum: ['published', 'draft'], description: kind === 'write' ? '`draft` writes the draft only (Strapi\'s draft rules)' : '`published` (default) or `draft`' }
+  }
+  if (model.localized) properties.locale = { type: 'string', description: kind === 'list' ? 'a locale code; `*` for all locales' : 'a locale code' }
+  return { type: 'object', properties, style: 'deepObject', explode: true }
 }
 
-/** The `data` of a POST or PUT body: every writable attribute, all optional. */
-export function inputSchema (model: ContentType): TSchema {
-  const properties: Record<string, TSchema> = {}
-  for (const field of model.writableFields.values()) properties[field.name] = Type.Optional(nullable(fieldSchema(field)))
-  return Type.Object({ data: Type.Object(properties, { additionalProperties: false }) }, { required: ['data'] })
+export const DocumentParamsSchema: JsonSchema = {
+  type: 'object',
+  properties: { documentId: { type: 'string', description: 'the document\'s documentId' } },
+  required: ['documentId']
 }
-
-const PaginationMetaSchema = Type.Union([
-  Type.Object({ page: Type.Integer(), pageSize: Type.Integer(), pageCount: Type.Optional(Type.Integer()), total: Type.Optional(Type.Integer()) }),
-  Type.Object({ start: Type.Integer(), limit: Type.Integer(), total: Type.Optional(Type.Integer()) }),
-  Type.Object({ pageSize: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]), previous: Type.Union([Type.String(), Type.Null()]), total: Type.Optional(Type.Integer()) })
-])
-
-export const ErrorEnvelopeSchema = Type.Object({
-  data: Type.Null(),
-  error: Type.Object({
-    status: Type.Integer(),
-    name: Type.String(),
-    message: Type.String(),
-    details: Type.Object({}, { additionalProperties: true })
-  })
-}, { description: 'Strapi error envelope' })
-
-export function listResponseSchema (model: ContentType): TSchema {
-  return Type.Object({ data: Type.Array(documentSchema(model)), meta: Type.Object({ pagination: PaginationMetaSchema }) })
-}
-
-export function singleResponseSchema (model: ContentType): TSchema {
-  return Type.Object({ data: documentSchema(model), meta: Type.Object({}) })
-}
-
-const text = (description: string): TSchema => Type.Optional(Type.String({ description }))
-
-/** The list query parameters, in the flat bracket form clients send (qs builds the nesting). */
-export const ListQuerySchema = Type.Object({
-  sort: text('`field`, `field:asc`, `field:desc`, or a comma list; `sort[0]=...` for several'),
-  fields: text('fields to return, e.g. `title,slug` or `fields[0]=title`'),
-  'pagination[page]': text('page number, default 1'),
-  'pagination[pageSize]': text('page size, default 25, at most the configured maxLimit'),
-  'pagination[start]': text('offset mode: first row, default 0'),
-  'pagination[limit]': text('offset mode: number of rows'),
-  'pagination[withCount]': text('`false` skips the total count'),
-  'pagination[after]': text('cursor mode: the rows after this cursor (`meta.pagination.next`); empty for the first page'),
-  'pagination[before]': text('cursor mode: the rows before this cursor (`meta.pagination.previous`); empty for the last page'),
-  status: text('`published` (default) or `draft`'),
-  locale: text('locale code; `*` for all locales')
-}, { additionalProperties: true })
-
-export const ReadQuerySchema = Type.Object({
-  fields: text('fields to return'),
-  status: text('`published` (default) or `draft`'),
-  locale: text('locale code')
-}, { additionalProperties: true })
-
-export const DocumentParamsSchema = Type.Object({ documentId: Type.String({ description: 'the document\'s documentId' }) })

@@ -7,12 +7,15 @@ import type { Registry } from '../model/registry.js'
 import type { RequestLimits } from '../query/limits.js'
 import { parseQueryString, type RawQuery } from '../query/querystring.js'
 import { addJsonParser, namingBodyLimit } from '../http/body-parsers.js'
+import { modelSchemasOf } from '../http/openapi-models.js'
+import { SECURITY_CONFIG } from '../http/openapi-security.js'
 import { errorHandler } from '../error-handler.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo } from './file-info.js'
 import type { ResolvedUploadOptions } from '../options/upload.js'
 import type { UploadService } from './service.js'
 import { createStaging, stageMultipart, type Staging } from './staging.js'
+import { uploadSchemas } from './route-schemas.js'
 
 export interface UploadRoutesOptions {
   service: UploadService
@@ -67,13 +70,18 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
   app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
   app.setErrorHandler(namingBodyLimit(errorHandler, limits))
   app.setNotFoundHandler(async (_request, reply) => sendJson(reply, 404, new NotFoundError().toEnvelope()))
+  // As on content routes: the schemas document the routes (OpenAPI), the handlers validate.
+  app.setValidatorCompiler(() => () => true)
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  const schemas = uploadSchemas(modelSchemasOf(registry, (id) => app.getSchema(id) !== undefined))
+  const config = SECURITY_CONFIG
 
   const query = (request: FastifyRequest): RawQuery => parseQueryString(request.url, limits)
   /** A list's or a file's read, under the REST bounds. */
   const read = (request: FastifyRequest): QueryParams => ({ ...query(request), limits: true })
   const fileInfo = (raw: unknown, files: number): ReturnType<typeof parseFileInfo> => parseFileInfo(raw, files, limits.inputDepth)
 
-  app.post('/', async (request, reply) => {
+  app.post('/', { schema: schemas.upload, config }, async (request, reply) => {
     const { id } = query(request)
     if (id !== undefined && typeof id !== 'string') throw new ValidationError('File id is required and must be a single value')
     // Its conditions limit the files that `?id=` may update or replace (outside them: file.notFound)
@@ -122,20 +130,20 @@ export async function uploadRoutes (app: FastifyInstance, { service, access, reg
     }
   })
 
-  app.get('/files', async (request, reply) => {
+  app.get('/files', { schema: schemas.find, config }, async (request, reply) => {
     const grant = await access.check(request, { action: UPLOAD_ACTIONS.find })
     const records = await service.findMany(read(request), grant.scope)
     return sendJson(reply, 200, await Promise.all(records.map(async (r) => await service.present(r))))
   })
 
-  app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/files/:id', { schema: schemas.findOne, config }, async (request, reply) => {
     const grant = await access.check(request, { action: UPLOAD_ACTIONS.findOne })
     const record = await service.findOne(request.params.id, read(request), grant.scope)
     if (record === null) throw new NotFoundError('file.notFound')
     return sendJson(reply, 200, await service.present(record))
   })
 
-  app.delete<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/files/:id', { schema: schemas.destroy, config }, async (request, reply) => {
     const grant = await access.check(request, { action: UPLOAD_ACTIONS.destroy })
     const record = await service.remove(request.params.id, grant.scope)
     if (record === null) throw new NotFoundError('file.notFound')
