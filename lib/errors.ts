@@ -62,7 +62,7 @@ export const errorCodes = {
   // Registration errors.
   FCA_ERR_CONFIGURATION: { name: 'ConfigurationError', message: 'Invalid %s:\n%s' },
   FCA_ERR_SCHEMA_SYNC: { name: 'SchemaSyncError' },
-  FCA_ERR_MISSING_DEPENDENCY: { name: 'MissingDependencyError', message: '%s needs %s, an optional dependency that is not installed: npm install %s' },
+  FCA_ERR_MISSING_DEPENDENCY: { name: 'MissingDependencyError', message: '%s needs %s, not installed (optional peer dependencies of fastify-content-api): npm install %s' },
   FCA_ERR_DB_CONNECTION: { name: 'DatabaseConnectionError' },
   // Usage errors: an API called wrongly by the application, or the CLI by its user.
   FCA_ERR_UNKNOWN_CONTENT_TYPE: { name: 'UnknownContentTypeError', message: 'Unknown content type "%s"' },
@@ -278,7 +278,7 @@ export class SchemaSyncError extends Error {
  *
  * @example
  * new MissingDependencyError("upload.provider: 's3'", ['@aws-sdk/client-s3']).message
- * // "upload.provider: 's3' needs @aws-sdk/client-s3, an optional dependency that is not installed: npm install @aws-sdk/client-s3"
+ * // "upload.provider: 's3' needs @aws-sdk/client-s3, not installed (optional peer dependencies of fastify-content-api): npm install @aws-sdk/client-s3"
  */
 export class MissingDependencyError extends Error {
   override readonly name = 'MissingDependencyError'

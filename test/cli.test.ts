@@ -201,7 +201,7 @@ t.test('errors', async (t) => {
 
   const unknownCommand = await cli('token', 'rotate')
   t.equal(unknownCommand.code, 2, 'an unknown command')
-  t.match(unknownCommand.out[0], /^Usage: fastify-content-api token <command>/)
+  t.match(unknownCommand.out[0], /^Usage: fastify-content-api <command> \[options\]/)
 
   const noCommand = await main(['token'], { out: () => {}, err: () => {} })
   t.equal(noCommand, 2, 'no command: usage')
@@ -270,7 +270,7 @@ t.test('the bin runs through the symlink npm links it by', async (t) => {
   }
   const help = await run('--help')
   t.equal(help.code, 0)
-  t.match(help.out[0], /^Usage: fastify-content-api token <command>/, 'prints its usage')
+  t.match(help.out[0], /^Usage: fastify-content-api <command> \[options\]/, 'prints its usage')
   const missing = await run('token', 'list', '--config', join(dir, 'missing.config.mjs'))
   t.equal(missing.code, 1, 'the exit code of a failed command')
   t.match(missing.err[0], /^fastify-content-api: Cannot find module/, 'errors on stderr')
