@@ -21,7 +21,6 @@ async function startError (t: { teardown: (fn: () => Promise<void>) => void }, d
   return await started().then(() => { throw new Error('the app started') }, (err: Error) => err)
 }
 
-
 t.test('a closed port: could not connect, with the target and the socket error', async (t) => {
   const port = await freePort()
   const err = await startError(t, `postgres://app:secret@127.0.0.1:${port}/app`)
