@@ -12,6 +12,8 @@ const GROUPS: Record<string, CliGroup> = {
   schema: schemaCommands
 }
 
+const groupOf = (name: string | undefined): CliGroup | undefined => name !== undefined && Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined
+
 /** The options every group takes. */
 const COMMON: NonNullable<ParseArgsConfig['options']> = {
   config: { type: 'string' },
@@ -41,7 +43,7 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
   try {
     // Every group's options first, to find the group; then only its own and the common ones.
     const all = Object.assign({}, COMMON, ...Object.values(GROUPS).map((group) => group.options))
-    const group = GROUPS[parseArgs({ args: argv, allowPositionals: true, options: all }).positionals[0]] as CliGroup | undefined
+    const group = groupOf(parseArgs({ args: argv, allowPositionals: true, options: all }).positionals[0])
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...COMMON, ...group?.options } })
   } catch (err) {
     io.err(`fastify-content-api: ${(err as Error).message}`)
@@ -49,7 +51,7 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
     return 1
   }
   const { values, positionals: [name, command, ...args] } = parsed
-  const group = Object.hasOwn(GROUPS, name ?? '') ? GROUPS[name!] : undefined
+  const group = groupOf(name)
   if (values.help === true || group === undefined) {
     io.out(USAGE)
     return values.help === true ? 0 : 2

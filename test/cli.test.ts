@@ -215,6 +215,9 @@ t.test('errors', async (t) => {
   t.equal(noConfig, 1, 'a missing config module: exit code 1')
   const unknownOption = await main(['token', 'create', '--nme', 'x', '--config', config], io).then((code) => code, (err: Error) => err)
   t.equal(unknownOption, 1, 'an unknown option: exit code 1')
+  const refused: string[] = []
+  t.equal(await main(['schema', 'plan', '--name', 'x', '--config', config], { out: () => {}, err: (line) => refused.push(line) }), 1, 'an option of another group: exit code 1')
+  t.match(refused[0], /^fastify-content-api: Unknown option '--name'/)
 
   const empty = join(dir, 'empty.config.mjs')
   await writeFile(empty, 'export default 42\n')
