@@ -62,6 +62,8 @@ export const errorCodes = {
   // Registration errors.
   FCA_ERR_CONFIGURATION: { name: 'ConfigurationError', message: 'Invalid %s:\n%s' },
   FCA_ERR_SCHEMA_SYNC: { name: 'SchemaSyncError' },
+  FCA_ERR_MISSING_DEPENDENCY: { name: 'MissingDependencyError', message: '%s needs %s, not installed (optional peer dependencies of fastify-content-api): npm install %s' },
+  FCA_ERR_DB_CONNECTION: { name: 'DatabaseConnectionError' },
   // Usage errors: an API called wrongly by the application, or the CLI by its user.
   FCA_ERR_UNKNOWN_CONTENT_TYPE: { name: 'UnknownContentTypeError', message: 'Unknown content type "%s"' },
   FCA_ERR_UNKNOWN_ROLE: { name: 'UsageError', message: 'Unknown role "%s"' },
@@ -286,6 +288,39 @@ export class ConfigurationError extends Error {
 export class SchemaSyncError extends Error {
   override readonly name = 'SchemaSyncError'
   readonly code = 'FCA_ERR_SCHEMA_SYNC'
+}
+
+/**
+ * An optional peer dependency a configured feature needs is not installed (the AWS SDK for
+ * `upload.provider: 's3'`, `tsx` for a TypeScript CLI config). Thrown where the feature is set
+ * up, so the application fails at start with the command that fixes it.
+ *
+ * @example
+ * new MissingDependencyError("upload.provider: 's3'", ['@aws-sdk/client-s3']).message
+ * // "upload.provider: 's3' needs @aws-sdk/client-s3, not installed (optional peer dependencies of fastify-content-api): npm install @aws-sdk/client-s3"
+ */
+export class MissingDependencyError extends Error {
+  override readonly name = 'MissingDependencyError'
+  readonly code = 'FCA_ERR_MISSING_DEPENDENCY'
+  readonly packages: readonly string[]
+
+  constructor (feature: string, packages: readonly string[], options?: ErrorOptions) {
+    super(render('FCA_ERR_MISSING_DEPENDENCY', [feature, packages.join(', '), packages.join(' ')]), options)
+    this.packages = packages
+  }
+}
+
+/**
+ * The database named by an option could not be reached at start (refused, unknown host, timed
+ * out, or the server refused the login or the database). The message names the option and the
+ * target, never a password; `cause` is the driver's error.
+ *
+ * @example
+ * err.message // 'db: could not connect to 127.0.0.1:5499 (ECONNREFUSED)'
+ */
+export class DatabaseConnectionError extends Error {
+  override readonly name = 'DatabaseConnectionError'
+  readonly code = 'FCA_ERR_DB_CONNECTION'
 }
 
 /**

@@ -25,10 +25,10 @@ import { restPlugin } from './rest/index.js'
 import { protect, type ProtectOptions } from './rest/route-config.js'
 import { errorHandler } from './error-handler.js'
 import { registerUpload, type UploadApi } from './upload/index.js'
-import { countedTables, storedSecrets, storedSecretsTable, syncSchema, type SchemaSyncResult, type StoredSecretName, type TableSpec } from './schema/index.js'
+import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { missingSecrets, ownTables } from './own-tables.js'
 import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
-import { webhookOutboxTable } from './schema/webhook-outbox.js'
 import { createWebhooks, webhookRoutes, type WebhooksApi } from './webhooks/index.js'
 import type { WebhookWorker } from './webhooks/worker.js'
 import { wants, type WriteAction } from './documents/webhook-events.js'
@@ -257,18 +257,6 @@ function answerServerErrors (app: FastifyInstance, restPrefix: string, graphqlEn
  * dry, the table is not created, and missing ones are generated per process, as before. The
  * warning names the options, never a value.
  */
-/** The secrets not given in `auth` (only outside production: options refuse that there). */
-const missingSecrets = (auth: ResolvedOptions['auth']): StoredSecretName[] =>
-  (['jwtSecret', 'apiTokenSalt'] as const).filter((key) => auth[key] === undefined)
-
-/** The plugin's own tables that the options ask schema sync for: the webhook outbox, the stored development secrets. */
-function ownTables (options: ResolvedOptions): TableSpec[] {
-  return [
-    ...(options.webhooks === null ? [] : [webhookOutboxTable]),
-    ...(missingSecrets(options.auth).length === 0 ? [] : [storedSecretsTable])
-  ]
-}
-
 async function authSecrets (db: Kysely<any>, options: ResolvedOptions, app: FastifyInstance): Promise<{ jwtSecret: string, apiTokenSalt: string }> {
   const { auth } = options
   const missing = missingSecrets(auth)

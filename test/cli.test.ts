@@ -201,7 +201,7 @@ t.test('errors', async (t) => {
 
   const unknownCommand = await cli('token', 'rotate')
   t.equal(unknownCommand.code, 2, 'an unknown command')
-  t.match(unknownCommand.out[0], /^Usage: fastify-content-api token <command>/)
+  t.match(unknownCommand.out[0], /^Usage: fastify-content-api <command> \[options\]/)
 
   const noCommand = await main(['token'], { out: () => {}, err: () => {} })
   t.equal(noCommand, 2, 'no command: usage')
@@ -215,6 +215,9 @@ t.test('errors', async (t) => {
   t.equal(noConfig, 1, 'a missing config module: exit code 1')
   const unknownOption = await main(['token', 'create', '--nme', 'x', '--config', config], io).then((code) => code, (err: Error) => err)
   t.equal(unknownOption, 1, 'an unknown option: exit code 1')
+  const refused: string[] = []
+  t.equal(await main(['schema', 'plan', '--name', 'x', '--config', config], { out: () => {}, err: (line) => refused.push(line) }), 1, 'an option of another group: exit code 1')
+  t.match(refused[0], /^fastify-content-api: Unknown option '--name'/)
 
   const empty = join(dir, 'empty.config.mjs')
   await writeFile(empty, 'export default 42\n')
@@ -270,7 +273,7 @@ t.test('the bin runs through the symlink npm links it by', async (t) => {
   }
   const help = await run('--help')
   t.equal(help.code, 0)
-  t.match(help.out[0], /^Usage: fastify-content-api token <command>/, 'prints its usage')
+  t.match(help.out[0], /^Usage: fastify-content-api <command> \[options\]/, 'prints its usage')
   const missing = await run('token', 'list', '--config', join(dir, 'missing.config.mjs'))
   t.equal(missing.code, 1, 'the exit code of a failed command')
   t.match(missing.err[0], /^fastify-content-api: Cannot find module/, 'errors on stderr')

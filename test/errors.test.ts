@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import * as errors from '../lib/errors.js'
 import {
-  ApplicationError, BatchOperationError, ConfigurationError, ContentApiError, FileTooLargeError, ForbiddenError, HttpError, InternalServerError,
+  ApplicationError, BatchOperationError, ConfigurationError, ContentApiError, DatabaseConnectionError, FileTooLargeError, MissingDependencyError, ForbiddenError, HttpError, InternalServerError,
   LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, PreconditionFailedError, RateLimitError, SchemaSyncError,
   ServiceUnavailableError, UnauthorizedError, UnknownContentTypeError, UploadError, UsageError, ValidationError, errorCodes
 } from '../lib/errors.js'
@@ -69,7 +69,8 @@ t.test('every error class takes its row, and its docs row names it', async (t) =
     new RateLimitError(), new InternalServerError(), new ServiceUnavailableError(), new HttpError(400),
     new UploadError('FCA_ERR_UPLOAD_EMPTY_FILE', 'empty.txt is empty'), new FileTooLargeError('big.bin', 1000),
     new ConfigurationError(['a problem']), new SchemaSyncError('failed'), new UsageError('FCA_ERR_UNKNOWN_ROLE', 'editor'),
-    new UnknownContentTypeError('api::nope.nope')
+    new UnknownContentTypeError('api::nope.nope'), new MissingDependencyError('upload.provider: \'s3\'', ['@aws-sdk/client-s3']),
+    new DatabaseConnectionError('db: could not connect to 127.0.0.1:5499 (ECONNREFUSED)')
   ]
   const classes = (Object.values(errors) as unknown[]).filter((value): value is new (...args: any[]) => Error =>
     typeof value === 'function' && value.prototype instanceof Error && value !== ContentApiError)

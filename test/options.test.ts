@@ -116,6 +116,26 @@ t.test('bad db values', async (t) => {
   }
 })
 
+t.test('a connection string of another database is refused by its option, naming only the scheme', async (t) => {
+  const expected = '(expected postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database)'
+  const off = { mode: 'off' as const }
+  t.same(await problems(t, { models: [article], db: 'mysql://root:secret@db/app', schemaSync: off }), [`db: mysql:// is not a PostgreSQL connection string ${expected}`])
+  t.same(await problems(t, { models: [article], db: 'sqlite:app.db', schemaSync: off }), [`db: sqlite: is not a PostgreSQL connection string ${expected}`])
+  t.same(await problems(t, { models: [article], db: { connectionString: 'http://db:5432/app' }, schemaSync: off }), [`db.connectionString: http:// is not a PostgreSQL connection string ${expected}`])
+  t.same(await problems(t, { models: [article], db: 'app.db', schemaSync: off }), [`db: not a PostgreSQL connection string, it has no scheme ${expected}`],
+    'no scheme: pg would read it relative to postgres://base')
+  t.same(await problems(t, { models: [article], db: { primary: 'mysql://p/db', replicas: [{ connectionString: 'MySQL://r/db' }] }, schemaSync: off }), [
+    `db.primary: mysql:// is not a PostgreSQL connection string ${expected}`,
+    `db.replicas[0].connectionString: mysql:// is not a PostgreSQL connection string ${expected}`
+  ])
+  t.same(await problems(t, { models: [article], db: 'postgres://127.0.0.1:1/none', notifications: { connectionString: 'redis://cache:6379' }, schemaSync: off }),
+    [`notifications.connectionString: redis:// is not a PostgreSQL connection string ${expected}`])
+  for (const db of ['postgres://app@db/app', 'postgresql://app@db/app', 'POSTGRES://db/app', '/var/run/postgresql app', 'socket:/var/run/postgresql?db=app']) {
+    t.doesNotThrow(() => resolveOptions({ models: [], db }), `${db}: accepted`)
+  }
+  t.notMatch(JSON.stringify(await problems(t, { models: [article], db: 'mysql://root:secret@db/app', schemaSync: off })), /secret/, 'no password in the message')
+})
+
 t.test('db: { primary, replicas }: checked per server, defaults filled in', async (t) => {
   t.same(await problems(t, {
     models: [article],

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely'
 import type { PGlite } from '@electric-sql/pglite'
 import type pg from 'pg'
+import { connectionError } from './connection-error.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, transactionSettings, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
@@ -131,6 +132,9 @@ function postgres (config: pg.PoolConfig, settings: PoolSettings, log: PoolLogge
       const adminDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: adminPool }) })
       try {
         return await fn(adminDb)
+      } catch (err) {
+        // The first connection of the start: a wrong DATABASE_URL is reported by its option, not as a raw socket error.
+        throw connectionError(err, replicated === undefined ? 'db' : 'db.primary', config) ?? err
       } finally {
         await adminDb.destroy()
       }

@@ -60,7 +60,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   await app.register(async (child) => {
     endpointHooks(child, options, limits, deps.access)
     methodNotAllowed(child, options.endpoint)
-    if (options.landingPage) registerSandboxAssets(child, options.endpoint)
+    if (options.landingPage) await registerSandboxAssets(child, options.endpoint)
     const engine = options.engineServer
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []
     await child.register(mercurius, {

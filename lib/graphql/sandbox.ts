@@ -1,31 +1,51 @@
 import { randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { importOptional } from '../optional-import.js'
 import { documented } from '../route-schema.js'
 
 /**
  * The sandbox: GraphiQL (schema documentation, query editor, variables and a headers editor for
  * `Authorization: Bearer <token>`) served at the GraphQL endpoint to browsers. Unlike Strapi's
  * Apollo Sandbox and Mercurius's GraphiQL, which load their code from public CDNs, every asset
- * is served by this server from the installed `graphiql`, `react` and `react-dom` packages, so
- * the page works offline and its content-security policy names no other host:
+ * is served by this server, so the page works offline and its content-security policy names no
+ * other host:
  *
  * ```
  * default-src 'self'; script-src 'self' 'nonce-<random>'; style-src 'self' 'unsafe-inline';
  * img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:
  * ```
+ *
+ * The assets are the prebuilt browser bundles of `graphiql`, `react` and `react-dom`, copied into
+ * the package at build time (`dist/sandbox/`, scripts/copy-sandbox-assets.mjs): an application
+ * installs none of those packages (about 30 MiB with graphiql's own dependencies). A source
+ * checkout, which has no build, reads them from the development dependencies instead.
  */
 
 const require = createRequire(import.meta.url)
-const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`))
 
-const ASSETS: Record<string, { file: () => string, type: string }> = {
-  'react.js': { file: () => join(packageDir('react'), 'umd', 'react.production.min.js'), type: 'application/javascript; charset=utf-8' },
-  'react-dom.js': { file: () => join(packageDir('react-dom'), 'umd', 'react-dom.production.min.js'), type: 'application/javascript; charset=utf-8' },
-  'graphiql.js': { file: () => join(packageDir('graphiql'), 'graphiql.min.js'), type: 'application/javascript; charset=utf-8' },
-  'graphiql.css': { file: () => join(packageDir('graphiql'), 'graphiql.min.css'), type: 'text/css; charset=utf-8' }
+/** Each asset's file name in `dist/sandbox/`, and the installed file it is a copy of. */
+export const SANDBOX_ASSETS: Record<string, { source: [pkg: string, path: string], type: string }> = {
+  'react.js': { source: ['react', 'umd/react.production.min.js'], type: 'application/javascript; charset=utf-8' },
+  'react-dom.js': { source: ['react-dom', 'umd/react-dom.production.min.js'], type: 'application/javascript; charset=utf-8' },
+  'graphiql.js': { source: ['graphiql', 'graphiql.min.js'], type: 'application/javascript; charset=utf-8' },
+  'graphiql.css': { source: ['graphiql', 'graphiql.min.css'], type: 'text/css; charset=utf-8' }
+}
+
+/** `dist/lib/graphql/sandbox.js` -> `dist/sandbox/`. */
+const SHIPPED = fileURLToPath(new URL('../../sandbox/', import.meta.url))
+
+/** Where the assets are read from: the package's built copies, else the installed packages. */
+function assetFiles (): Map<string, string> {
+  const files = new Map<string, string>()
+  const shipped = Object.keys(SANDBOX_ASSETS).every((name) => existsSync(join(SHIPPED, name)))
+  for (const [name, { source: [pkg, path] }] of Object.entries(SANDBOX_ASSETS)) {
+    files.set(name, shipped ? join(SHIPPED, name) : join(dirname(require.resolve(`${pkg}/package.json`)), path))
+  }
+  return files
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -74,11 +94,16 @@ export function sendSandbox (reply: FastifyReply, endpoint: string): FastifyRepl
     .send(sandboxPage(endpoint, nonce))
 }
 
-/** `<endpoint>/sandbox/<asset>`: the sandbox's scripts and styles, from the installed packages. */
-export function registerSandboxAssets (app: FastifyInstance, endpoint: string): void {
+/**
+ * `<endpoint>/sandbox/<asset>`: the sandbox's scripts and styles. Their files are found at
+ * registration, so a checkout without them fails at start, naming what to install.
+ */
+export async function registerSandboxAssets (app: FastifyInstance, endpoint: string): Promise<void> {
+  const files = await importOptional(async () => assetFiles(), 'graphql.landingPage (the GraphQL sandbox)', ['graphiql', 'react', 'react-dom'])
   app.get(`${endpoint}/sandbox/:asset`, { schema: documented({ hide: true }) }, async (request, reply) => {
-    const asset = ASSETS[(request.params as { asset: string }).asset]
-    if (asset === undefined) return await reply.code(404).type('text/plain; charset=utf-8').send('Not Found')
-    return await reply.header('cache-control', 'public, max-age=86400').type(asset.type).send(createReadStream(asset.file()))
+    const name = (request.params as { asset: string }).asset
+    const file = Object.hasOwn(SANDBOX_ASSETS, name) ? files.get(name) : undefined
+    if (file === undefined) return await reply.code(404).type('text/plain; charset=utf-8').send('Not Found')
+    return await reply.header('cache-control', 'public, max-age=86400').type(SANDBOX_ASSETS[name].type).send(createReadStream(file))
   })
 }

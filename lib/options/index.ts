@@ -5,6 +5,7 @@ import { isKysely, type DatabaseOption } from '../db/connect.js'
 import { MAX_PREPARED_STATEMENTS } from '../db/prepared-statements.js'
 import { SETTING_NAME } from '../db/embedded.js'
 import { isReplicated, resolveReplicated } from './replicas.js'
+import { connectionStringProblem } from './connection-string.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
@@ -401,21 +402,25 @@ function checkNotifications (db: unknown, notifications: unknown, transactionPoo
   if (Object.keys(rest).length > 0) problems.push(`notifications: unknown option(s) ${Object.keys(rest).join(', ')}`)
   if (channel !== undefined && (typeof channel !== 'string' || channel === '' || Buffer.byteLength(channel) > 63)) problems.push('notifications.channel: must be a string of 1 to 63 bytes (a PostgreSQL identifier)')
   if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) problems.push('notifications.connectionString: must be a connection string')
+  else if (typeof connectionString === 'string') problems.push(...listed(connectionStringProblem(connectionString, 'notifications.connectionString')))
   const pglite = db === undefined || (typeof db === 'object' && db !== null && !isKysely(db) && !('primary' in db) && typeof (db as { connectionString?: unknown }).connectionString !== 'string')
   if (pglite && Object.keys(notifications).length > 0) problems.push('notifications: embedded PGlite is one process, with no other instance to notify; remove notifications or use PostgreSQL')
   return problems
 }
 
 function checkDb (db: unknown): string[] {
-  if (db === undefined || typeof db === 'string' || isKysely(db) || isReplicated(db)) return []
+  if (typeof db === 'string') return listed(connectionStringProblem(db, 'db'))
+  if (db === undefined || isKysely(db) || isReplicated(db)) return []
   if (typeof db === 'object' && db !== null && !Array.isArray(db)) {
     const o = db as Record<string, unknown>
-    if (typeof o.connectionString === 'string') return []
+    if (typeof o.connectionString === 'string') return listed(connectionStringProblem(o.connectionString, 'db.connectionString'))
     if ('pglite' in o && typeof o.pglite === 'object' && o.pglite !== null) return []
     if (Object.keys(o).every((k) => EMBEDDED_KEYS.has(k)) && (o.dataDir === undefined || typeof o.dataDir === 'string')) return checkEmbedded(o)
   }
   return ['db: expected a Kysely instance, a PostgreSQL connection string, { connectionString }, { primary, replicas }, { pglite } or { dataDir }']
 }
+
+const listed = (problem: string | null): string[] => problem === null ? [] : [problem]
 
 const EMBEDDED_KEYS = new Set(['dataDir', 'settings', 'bootSnapshot', 'optimizeWasm'])
 

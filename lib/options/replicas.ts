@@ -1,5 +1,6 @@
 import type { ReplicatedDatabase } from '../db/connect.js'
 import { PROBE_INTERVAL_MS } from '../db/replicas.js'
+import { connectionStringProblem } from './connection-string.js'
 
 const KEYS = new Set(['primary', 'replicas', 'probeIntervalMs', 'maxLagMs'])
 
@@ -34,12 +35,16 @@ export function resolveReplicated (db: ReplicatedDatabase): { problems: string[]
 }
 
 function checkServer (server: unknown, path: string): string[] {
-  if (typeof server === 'string' && server !== '') return []
+  if (typeof server === 'string' && server !== '') {
+    const problem = connectionStringProblem(server, path)
+    return problem === null ? [] : [problem]
+  }
   if (typeof server === 'object' && server !== null && !Array.isArray(server)) {
     // Other keys are handed to pg as they are, as with `db: { connectionString }`.
     const { connectionString, max } = server as Record<string, unknown>
     const problems: string[] = []
     if (typeof connectionString !== 'string' || connectionString === '') problems.push(`${path}.connectionString: must be a PostgreSQL connection string`)
+    else problems.push(...[connectionStringProblem(connectionString, `${path}.connectionString`)].filter((p) => p !== null))
     if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1)) problems.push(`${path}.max: must be an integer >= 1`)
     return problems
   }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import { SchemaSyncError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
 import { desiredSchema, type TableSpec } from './desired-schema.js'
+import { describeStatement } from './describe-statement.js'
 import { diffSchema, type SchemaPlan } from './diff.js'
 import { describeDuplicates, findDuplicates } from './duplicates.js'
 import { introspectSchema } from './introspect.js'
@@ -19,6 +20,7 @@ export interface SchemaSyncOptions {
 export interface SchemaSyncLogger {
   info (obj: unknown, msg?: string): void
   warn (obj: unknown, msg?: string): void
+  debug? (obj: unknown, msg?: string): void
 }
 
 export type SchemaSyncResult = SchemaPlan & {
@@ -34,6 +36,20 @@ function warnDestructive (plan: SchemaPlan, log: SchemaSyncLogger | undefined): 
     plan.destructive.map((d) => `  - ${d.description}\n    ${d.sql}`).join('\n') +
     '\nReview them, then set schemaSync.allowDestructive: true to apply them (or apply them yourself).'
   )
+}
+
+/**
+ * One `info` line per change, `schema sync: create table articles`, and its SQL at `debug`
+ * (`{ sql }` with the same message): a start-up log a person can read, the statements for
+ * whoever turns debug on. A dry run says `schema sync (dry run): ...`.
+ */
+function logChanges (log: SchemaSyncLogger | undefined, prefix: string, statements: readonly string[]): void {
+  if (log === undefined) return
+  for (const statement of statements) {
+    const line = `${prefix}: ${describeStatement(statement)}`
+    log.info(line)
+    log.debug?.({ sql: statement }, line)
+  }
 }
 
 /** The row counts' function, triggers and fills run last, once every table and column exists. */
@@ -77,7 +93,8 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
  * (lib/schema/duplicates.ts); a dry run logs the same as a warning.
  *
  * - `apply` runs `statements`, and `destructive` too when `allowDestructive` is set; otherwise
- *   destructive changes are logged with `log.warn` and left alone.
+ *   destructive changes are logged with `log.warn` and left alone. Each statement run is logged
+ *   as one `info` line (`schema sync: add column articles.views integer`), its SQL at `debug`.
  * - `dryRun` only introspects and returns the plan.
  * - `off` returns an empty plan without touching the database.
  *
@@ -97,8 +114,8 @@ export async function syncSchema (
   if (options.mode === 'dryRun') {
     const current = await introspectSchema(db)
     const plan = withRowCounts(diffSchema(desired, current), planRowCounts(registry, await introspectRowCounts(db)))
-    log?.info({ statements: plan.statements, destructive: plan.destructive },
-      `Schema sync dry run: ${plan.statements.length} statement(s) and ${plan.destructive.length} destructive change(s) planned`)
+    logChanges(log, 'schema sync (dry run)', plan.statements)
+    log?.info(`schema sync (dry run): ${plan.statements.length} statement(s) and ${plan.destructive.length} destructive change(s) planned`)
     const duplicates = await findDuplicates(db, desired, current)
     if (duplicates.length > 0) log?.warn({ duplicates }, describeDuplicates(duplicates))
     if (!options.allowDestructive) warnDestructive(plan, log)
@@ -122,11 +139,9 @@ export async function syncSchema (
     return plan
   })
 
-  const ran = plan.statements.length + (options.allowDestructive ? plan.destructive.length : 0)
-  if (ran > 0) {
-    log?.info({ statements: plan.statements, destructive: options.allowDestructive ? plan.destructive : [] },
-      `Schema sync applied ${ran} statement(s)`)
-  }
+  const ran = [...plan.statements, ...options.allowDestructive ? plan.destructive.map((change) => change.sql) : []]
+  logChanges(log, 'schema sync', ran)
+  if (ran.length > 0) log?.info(`schema sync: applied ${ran.length} statement(s)`)
   if (!options.allowDestructive) warnDestructive(plan, log)
   return { ...plan, applied: true }
 }

@@ -4,6 +4,7 @@ import type { DocumentService, QueryParams } from '../documents/service.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
 import type { ResolvedOptions } from '../options/index.js'
+import { importOptional } from '../optional-import.js'
 import { parseMediaTarget } from './attach.js'
 import { parseFileInfo, type FileInfo } from './file-info.js'
 import { LocalProvider } from './local-provider.js'
@@ -61,11 +62,15 @@ export type { FileRecord } from './service.js'
 export type { UploadInput } from './staging.js'
 export { LocalProvider } from './local-provider.js'
 
+/** The S3 provider's optional peer dependencies (package.json `peerDependenciesMeta`). */
+const S3_PACKAGES = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@aws-sdk/s3-request-presigner'] as const
+
 async function createProvider (options: ResolvedUploadOptions): Promise<UploadProvider> {
   if (typeof options.provider === 'object') return options.provider
   if (options.provider === 's3') {
-    // Loaded only when configured: the AWS SDK is about 8 MiB and 0.3-0.5 s of start-up.
-    const { S3Provider } = await import('./s3-provider.js')
+    // Loaded only when configured: the AWS SDK is an optional peer dependency (about 20 MiB
+    // installed, 0.3-0.5 s of start-up) that an application without S3 does not install.
+    const { S3Provider } = await importOptional(async () => await import('./s3-provider.js'), "upload.provider: 's3'", S3_PACKAGES)
     return new S3Provider(options.s3!)
   }
   return new LocalProvider(options.local)

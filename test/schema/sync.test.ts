@@ -19,7 +19,13 @@ const destructive: SchemaSyncOptions = { mode: 'apply', allowDestructive: true }
 function recorder () {
   const info: unknown[][] = []
   const warn: unknown[][] = []
-  return { info, warn, log: { info: (...args: unknown[]) => { info.push(args) }, warn: (...args: unknown[]) => { warn.push(args) } } }
+  const debug: unknown[][] = []
+  return {
+    info,
+    warn,
+    debug,
+    log: { info: (...args: unknown[]) => { info.push(args) }, warn: (...args: unknown[]) => { warn.push(args) }, debug: (...args: unknown[]) => { debug.push(args) } }
+  }
 }
 
 const sync = (db: Kysely<any>, models: ContentTypeSchema[], options = apply, log?: ReturnType<typeof recorder>['log']) =>
@@ -74,7 +80,26 @@ t.test('the first sync creates every table, column and index', async (t) => {
   await t.rejects(sql`insert into articles (title) values ('no document id')`.execute(tdb.db), /null/, 'document_id is NOT NULL')
 
   t.equal(log.warn.length, 0, 'nothing to warn about')
-  t.equal(log.info.length, 1, 'one info line for the applied plan')
+  t.equal(log.info.length, result.statements.length + 1, 'one info line per change, and a count')
+  t.ok(log.info.every((args) => args.length === 1 && typeof args[0] === 'string'), 'plain lines, no statements in them')
+  const lines = log.info.map(([line]) => line)
+  t.ok(lines.includes('schema sync: create table articles'))
+  t.ok(lines.includes('schema sync: create unique index articles_document_id_locale_version_unique on articles'))
+  t.ok(lines.includes('schema sync: create index articles_slug_idx on articles'))
+  t.ok(lines.includes('schema sync: create trigger content_api_row_counts_insert on articles'))
+  t.equal(lines.at(-1), `schema sync: applied ${result.statements.length} statement(s)`)
+  t.same(log.debug.map(([payload]) => (payload as { sql: string }).sql), result.statements, 'every statement at debug')
+  t.same(log.debug.map(([, line]) => line), lines.slice(0, -1), 'each with its change\'s line')
+})
+
+t.test('a new attribute is logged as one line naming the column and its type', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  const log = recorder()
+  await sync(tdb.db, [article({ views: { type: 'integer' } })], apply, log.log)
+  t.same(log.info, [['schema sync: add column articles.views integer'], ['schema sync: applied 1 statement(s)']])
+  t.same(log.debug, [[{ sql: 'alter table "articles" add column "views" integer' }, 'schema sync: add column articles.views integer']])
 })
 
 t.test('a unique attribute allows the same value twice (draft and published rows, two locales)', async (t) => {
@@ -234,7 +259,8 @@ t.test('dryRun returns the SQL and creates nothing', async (t) => {
   t.ok(plan.statements.some((statement) => statement.startsWith('create trigger "content_api_row_counts_insert" after insert on "articles"')),
     'the row counts\' triggers are planned')
   t.same(await tables(tdb.db), [], 'nothing was created')
-  t.equal(log.info.length, 1, 'the plan is logged')
+  t.equal(log.info.length, plan.statements.length + 1, 'the plan is logged, a line per change')
+  t.ok(log.info.some(([line]) => line === 'schema sync (dry run): create table articles'))
 
   // The plan is exactly what apply runs.
   const applied = await sync(tdb.db, [article(), homepage])
