@@ -102,7 +102,6 @@ export interface Documents<S extends ContentSchemas | null = RegisteredSchemas> 
  *   interface Register { models: typeof models, components: typeof components }
  * }
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by the application's declaration merging
 export interface Register {}
 
 /** The registered models' schemas, or null when the application registered none (everything untyped). */

@@ -87,13 +87,13 @@ export type Fields<M> = FieldName<M> | '*' | readonly FieldName<M>[]
 type PopulateEntry<S extends ContentSchemas, A, D extends number> =
   | boolean | 'true' | 'false' | '*'
   | (A extends { type: 'relation', target: infer T extends string }
-      ? T extends keyof S['contentTypes'] ? NestedSelection<S, S['contentTypes'][T], D> & { count?: boolean } : Record<string, unknown>
-      : A extends { type: 'media' } ? { fields?: readonly (keyof MediaFile)[], count?: boolean }
-        : A extends { type: 'component', component: infer C extends string }
-          ? C extends keyof S['components'] ? NestedSelection<S, S['components'][C], D> : Record<string, unknown>
-          : A extends { type: 'dynamiczone', components: readonly (infer C extends string)[] }
-            ? { on?: { [U in C]?: U extends keyof S['components'] ? NestedSelection<S, S['components'][U], D> | boolean : never }, populate?: '*' }
-            : never)
+    ? T extends keyof S['contentTypes'] ? NestedSelection<S, S['contentTypes'][T], D> & { count?: boolean } : Record<string, unknown>
+    : A extends { type: 'media' } ? { fields?: readonly (keyof MediaFile)[], count?: boolean }
+      : A extends { type: 'component', component: infer C extends string }
+        ? C extends keyof S['components'] ? NestedSelection<S, S['components'][C], D> : Record<string, unknown>
+        : A extends { type: 'dynamiczone', components: readonly (infer C extends string)[] }
+          ? { on?: { [U in C]?: U extends keyof S['components'] ? NestedSelection<S, S['components'][U], D> | boolean : never }, populate?: '*' }
+          : never)
 
 /** The selection inside a populate entry: the target's fields, filters, sort, and what it populates in turn. */
 interface NestedSelection<S extends ContentSchemas, M, D extends number> {
