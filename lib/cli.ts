@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -6,10 +7,13 @@ import contentApi from './index.js'
 import type { ContentApiOptions } from './options/index.js'
 import type { ApiTokenType } from './auth/api-tokens.js'
 import { UsageError } from './errors.js'
+import { generateTypes } from './model/generate-types.js'
 
 const USAGE = `Usage: fastify-content-api token <command> [options]
+       fastify-content-api types --out FILE [--config PATH]
 
 Commands:
+  types --out FILE   write the models' TypeScript types for the client (docs/client.md)
   token create --name NAME --type read-only|full-access|custom [--permissions a,b] [--lifespan-days N] [--description TEXT]
   token list
   token revoke <id|name>
@@ -56,6 +60,7 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
         permissions: { type: 'string' },
         'lifespan-days': { type: 'string' },
         json: { type: 'boolean', default: false },
+        out: { type: 'string' },
         help: { type: 'boolean', default: false }
       }
     })
@@ -66,6 +71,7 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
   }
   const { values, positionals } = parsed
   const [group, command, target] = positionals
+  if (group === 'types' && values.help !== true) return await writeTypes(values.config!, values.out, io)
   if (values.help === true || group !== 'token' || command === undefined) {
     io.out(USAGE)
     return values.help === true ? 0 : 2
@@ -128,5 +134,19 @@ export async function main (argv: string[], io: CliIo = { out: console.log, err:
     return 1
   } finally {
     await app.close()
+  }
+}
+
+/** `types --out FILE`: the models' types from the config's `models` and `components`; nothing connects to the database. */
+async function writeTypes (config: string, out: string | undefined, io: CliIo): Promise<number> {
+  try {
+    if (out === undefined) throw new UsageError('FCA_ERR_CLI_TYPES_OUT')
+    const options = await loadOptions(config)
+    await writeFile(out, generateTypes(options.models ?? [], options.components ?? {}))
+    io.out(`Wrote the types of ${options.models?.length ?? 0} content types to ${out}.`)
+    return 0
+  } catch (err) {
+    io.err(`fastify-content-api: ${(err as Error).message}`)
+    return 1
   }
 }
