@@ -12,7 +12,7 @@
  */
 export function toQueryString (params: Record<string, unknown>): string {
   const pairs: string[] = []
-  for (const [key, value] of Object.entries(params)) add(pairs, encodeURIComponent(key), value)
+  for (const [key, value] of Object.entries(params)) add(pairs, encodeKey(key), value)
   return pairs.join('&')
 }
 
@@ -25,8 +25,11 @@ function add (pairs: string[], key: string, value: unknown): void {
   } else if (Array.isArray(value)) {
     value.forEach((item, index) => { add(pairs, `${key}[${index}]`, item) })
   } else if (typeof value === 'object') {
-    for (const [child, item] of Object.entries(value)) add(pairs, `${key}[${encodeURIComponent(child)}]`, item)
+    for (const [child, item] of Object.entries(value)) add(pairs, `${key}[${encodeKey(child)}]`, item)
   } else {
     pairs.push(`${key}=${encodeURIComponent(String(value))}`)
   }
 }
+
+/** A key segment percent-encoded, but for `$`, so that operators stay readable (`[$eq]`): qs reads both. */
+const encodeKey = (key: string): string => encodeURIComponent(key).replace(/%24/g, '$')

@@ -102,14 +102,21 @@ type PopulateOf<Q> = Q extends { populate: infer P } ? P : never
 
 /**
  * `populate` in Strapi's forms as a map of attribute -> what to render of it: `'*'` (every
- * populatable attribute), `'a,b'`, `['a', 'b']`, or the object form `{ a: true | '*' | {...} }`.
+ * populatable attribute; relations and media optional), `'a,b'`, `['a', 'b']`, or the object
+ * form `{ a: true | '*' | {...} }`.
  */
 type PopulateMap<P, A> =
-  P extends '*' ? { [K in PopulatableKeys<A>]: true }
+  P extends '*' ? { [K in PopulatableKeys<A> & ReadChecked<A>]?: true } & { [K in Exclude<PopulatableKeys<A>, ReadChecked<A>>]: true }
     : P extends string ? (string extends P ? {} : { [K in SplitComma<P> & PopulatableKeys<A>]: true })
       : P extends readonly (infer N extends string)[] ? (string extends N ? {} : { [K in N & PopulatableKeys<A>]: true })
         : P extends object ? { [K in keyof P & PopulatableKeys<A> as P[K] extends false | 'false' ? never : K]: P[K] }
           : {}
+
+/**
+ * Relations and media: under `populate: '*'` a REST caller gets them only when it may read their
+ * target (the populate leaves the others out, as Strapi's does), so there they are optional.
+ */
+type ReadChecked<A> = { [K in keyof A]: A[K] extends { type: 'relation' | 'media' } ? K : never }[keyof A]
 
 /** What one populate entry asks of its target: `'*'` populates the target's own attributes one level down. */
 type SubQuery<V> = V extends '*' ? { populate: '*' } : V extends object ? V : {}

@@ -33,7 +33,7 @@ export async function client (): Promise<void> {
   expectType<{ id: number, documentId: string, title: string }>()(plain.data)
 
   const star = await articles.findOne('doc', { populate: '*' })
-  const cover: MediaFile | null = star.data.cover
+  const cover: MediaFile | null | undefined = star.data.cover
   const kinds: Array<'shared.quote' | 'shared.gallery'> = star.data.blocks.map((b) => b.__component)
   use(cover, kinds)
 
