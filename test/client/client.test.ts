@@ -88,6 +88,9 @@ t.test('a typed client against a running app', async (t) => {
   const invalid = await articles.find({ filters: { nope: 1 } } as never).catch((err: unknown) => err) as ContentApiClientError
   t.match(invalid, { status: 400, name: 'ValidationError', message: 'Invalid key nope', details: { key: 'nope', source: 'query', param: 'filters' } })
 
+  const raw = await api.request<{ data: Array<{ title: string }> }>('GET', '/articles', { query: { fields: ['title'], sort: 'title' } })
+  t.same(raw.data.map((a) => a.title), ['Other 0', 'Other 1', 'Other 2'], 'request() calls any route with the same handling')
+
   const home = api.single('homepage')
   t.equal((await home.update({ headline: 'Hi' })).data.headline, 'Hi')
   t.equal((await home.find({ fields: ['headline'] })).data.headline, 'Hi')
