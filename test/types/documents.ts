@@ -130,6 +130,14 @@ export async function documents (): Promise<void> {
   const updated = await articles.update({ documentId: created.documentId, data: { views: 2 }, fields: ['views'] })
   expectType<{ id: number, documentId: string, views: number | null } | null>()(updated)
 
+  // Deep populate through a cycle stays typed to the bound, then falls back to the default document, without an "excessively deep" error.
+  const [deep] = await articles.findMany({
+    fields: ['title'],
+    populate: { category: { fields: ['name'], populate: { articles: { fields: ['title'], populate: { category: { populate: { articles: { populate: { category: true } } } } } } } } }
+  })
+  const deepTitle: string | undefined = deep.category?.articles[0].category?.articles[0].title
+  use(deepTitle)
+
   const count: number = await articles.count({ filters: { views: { $gt: 1 } } })
   use(count)
 }
