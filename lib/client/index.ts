@@ -1,5 +1,5 @@
 import type { ContentSchemas, LooseDocument, ResultOf } from '../model/document-types.js'
-import type { DataOf, NoExtraKeys, Pagination, TypedQuery } from '../model/query-types.js'
+import type { Asked, Asks, DataOf, Fields, Pagination, Populate, Status, TypedQuery } from '../model/query-types.js'
 import { ContentApiClientError, envelopeOf } from './errors.js'
 import { toQueryString } from './query-string.js'
 
@@ -68,19 +68,37 @@ type NameOf<S, Kind, Key extends 'pluralName' | 'singularName'> = S extends Cont
 type WriteQuery<S extends ContentSchemas, M> = Pick<TypedQuery<S, M>, 'fields' | 'populate' | 'status' | 'locale'>
 type LooseWriteQuery = Pick<LooseQuery, 'fields' | 'populate' | 'status' | 'locale'>
 
+/**
+ * The document a typed call answers. Calls infer only `fields`, `populate` and `status` (what the
+ * result follows), so that the other parameters and `data` get TypeScript's excess-property checks.
+ */
+type Doc<S extends ContentSchemas, M, F, P, St> = ResultOf<S, M, Asked<F, P, St>>
+
 /** A collection type's routes: `GET|POST /api/<plural>`, `GET|PUT|DELETE /api/<plural>/:documentId`. */
 export interface CollectionClient<S extends ContentSchemas, M> {
-  find<const Q extends TypedQuery<S, M> = {}>(query?: NoExtraKeys<Q, TypedQuery<S, M>>): Promise<ListResponse<ResultOf<S, M, Q>>>
-  findOne<const Q extends TypedQuery<S, M> = {}>(documentId: string, query?: NoExtraKeys<Q, TypedQuery<S, M>>): Promise<DocumentResponse<ResultOf<S, M, Q>>>
-  create<const Q extends WriteQuery<S, M> = {}>(data: DataOf<S, M>, query?: NoExtraKeys<Q, WriteQuery<S, M>>): Promise<DocumentResponse<ResultOf<S, M, Q>>>
-  update<const Q extends WriteQuery<S, M> = {}>(documentId: string, data: DataOf<S, M>, query?: NoExtraKeys<Q, WriteQuery<S, M>>): Promise<DocumentResponse<ResultOf<S, M, Q>>>
+  find<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    query?: TypedQuery<S, M> & Asks<F, P, St>
+  ): Promise<ListResponse<Doc<S, M, F, P, St>>>
+  findOne<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    documentId: string, query?: TypedQuery<S, M> & Asks<F, P, St>
+  ): Promise<DocumentResponse<Doc<S, M, F, P, St>>>
+  create<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    data: DataOf<S, M>, query?: WriteQuery<S, M> & Asks<F, P, St>
+  ): Promise<DocumentResponse<Doc<S, M, F, P, St>>>
+  update<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    documentId: string, data: DataOf<S, M>, query?: WriteQuery<S, M> & Asks<F, P, St>
+  ): Promise<DocumentResponse<Doc<S, M, F, P, St>>>
   delete (documentId: string, query?: { locale?: string }): Promise<void>
 }
 
 /** A single type's routes: `GET|PUT|DELETE /api/<singular>`. */
 export interface SingleClient<S extends ContentSchemas, M> {
-  find<const Q extends TypedQuery<S, M> = {}>(query?: NoExtraKeys<Q, TypedQuery<S, M>>): Promise<DocumentResponse<ResultOf<S, M, Q>>>
-  update<const Q extends WriteQuery<S, M> = {}>(data: DataOf<S, M>, query?: NoExtraKeys<Q, WriteQuery<S, M>>): Promise<DocumentResponse<ResultOf<S, M, Q>>>
+  find<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    query?: TypedQuery<S, M> & Asks<F, P, St>
+  ): Promise<DocumentResponse<Doc<S, M, F, P, St>>>
+  update<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    data: DataOf<S, M>, query?: WriteQuery<S, M> & Asks<F, P, St>
+  ): Promise<DocumentResponse<Doc<S, M, F, P, St>>>
   delete (query?: { locale?: string }): Promise<void>
 }
 

@@ -1,5 +1,5 @@
 import type { ContentSchemas, ResultOf } from '../model/document-types.js'
-import type { DataOf, Filters, NoExtraKeys, TypedQuery } from '../model/query-types.js'
+import type { Asked, Asks, DataOf, Fields, Populate, Status, TypedQuery } from '../model/query-types.js'
 import type { DocumentService } from './service.js'
 import type { QueryParams, WriteParams } from './types.js'
 
@@ -27,14 +27,31 @@ export type TypedWriteParams<S extends ContentSchemas, M> = Pick<TypedQuery<S, M
 
 type Untyped = 'findMany' | 'findFirst' | 'findOne' | 'count' | 'create' | 'update' | 'upsertSingle' | 'publish' | 'discardDraft'
 
+/**
+ * The methods infer only `fields`, `populate` and `status` (the parts the result follows), so that
+ * every other parameter, `filters` and `data` among them, is checked against its declared type,
+ * excess properties included: a misspelt key fails at any depth.
+ */
 export interface TypedDocumentService<S extends ContentSchemas, M> extends Omit<DocumentService, Untyped> {
-  findMany<const Q extends TypedQueryParams<S, M> = {}>(params?: NoExtraKeys<Q, TypedQueryParams<S, M>>): Promise<Array<ResultOf<S, M, Q>>>
-  findFirst<const Q extends TypedQueryParams<S, M> = {}>(params?: NoExtraKeys<Q, TypedQueryParams<S, M>>): Promise<ResultOf<S, M, Q> | null>
-  findOne<const Q extends TypedQueryParams<S, M> & { documentId: string }>(params: NoExtraKeys<Q, TypedQueryParams<S, M> & { documentId: string }>): Promise<ResultOf<S, M, Q> | null>
-  count (params?: Pick<TypedQueryParams<S, M>, 'status' | 'locale' | 'access' | 'limits' | 'consistency'> & { filters?: Filters<S, M> }): Promise<number>
-  create<const Q extends TypedWriteParams<S, M>>(params: NoExtraKeys<Q, TypedWriteParams<S, M>>): Promise<ResultOf<S, M, Q>>
-  update<const Q extends TypedWriteParams<S, M> & { documentId: string | null }>(params: NoExtraKeys<Q, TypedWriteParams<S, M> & { documentId: string | null }>): Promise<ResultOf<S, M, Q> | null>
-  upsertSingle<const Q extends TypedWriteParams<S, M>>(params: NoExtraKeys<Q, TypedWriteParams<S, M>>): Promise<ResultOf<S, M, Q>>
+  findMany<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params?: TypedQueryParams<S, M> & Asks<F, P, St>
+  ): Promise<Array<ResultOf<S, M, Asked<F, P, St>>>>
+  findFirst<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params?: TypedQueryParams<S, M> & Asks<F, P, St>
+  ): Promise<ResultOf<S, M, Asked<F, P, St>> | null>
+  findOne<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params: TypedQueryParams<S, M> & Asks<F, P, St> & { documentId: string }
+  ): Promise<ResultOf<S, M, Asked<F, P, St>> | null>
+  count (params?: Pick<TypedQueryParams<S, M>, 'status' | 'locale' | 'filters' | 'access' | 'limits' | 'consistency'>): Promise<number>
+  create<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params: TypedWriteParams<S, M> & Asks<F, P, St>
+  ): Promise<ResultOf<S, M, Asked<F, P, St>>>
+  update<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params: TypedWriteParams<S, M> & Asks<F, P, St> & { documentId: string | null }
+  ): Promise<ResultOf<S, M, Asked<F, P, St>> | null>
+  upsertSingle<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
+    params: TypedWriteParams<S, M> & Asks<F, P, St>
+  ): Promise<ResultOf<S, M, Asked<F, P, St>>>
   publish (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Array<ResultOf<S, M, { status: 'published' }>> }>
   discardDraft (params: { documentId: string, locale?: string }): Promise<{ documentId: string, entries: Array<ResultOf<S, M, { status: 'draft' }>> }>
 }

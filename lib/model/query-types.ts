@@ -63,10 +63,11 @@ interface Logical<F> {
 }
 
 /** Strapi's filter object on a model: its scalar and system fields, relations, components and media; `$and`, `$or`, `$not`. */
-export type Filters<S extends ContentSchemas, M, D extends number = ParamDepth> =
-  { [K in FieldName<M>]?: FieldFilter } &
-  { [K in Exclude<PopulatableKeys<Attrs<M>>, DynamicZoneKeys<Attrs<M>>>]?: NestedFilter<S, Attrs<M>[K], D> } &
-  Logical<Filters<S, M, D>>
+export type Filters<S extends ContentSchemas, M, D extends number = ParamDepth> = {
+  // One mapped type, never an empty one: inside an inferred `populate`, a misspelt key is then still
+  // caught (an object of optional properties accepts no object sharing none of them).
+  [K in FieldName<M> | Exclude<PopulatableKeys<Attrs<M>>, DynamicZoneKeys<Attrs<M>>>]?: K extends FieldName<M> ? FieldFilter : NestedFilter<S, Attrs<M>[K & keyof Attrs<M>], D>
+} & Logical<Filters<S, M, D>>
 
 type DynamicZoneKeys<A> = { [K in keyof A]: A[K] extends { type: 'dynamiczone' } ? K : never }[keyof A] & string
 
@@ -119,7 +120,7 @@ export interface TypedQuery<S extends ContentSchemas, M> {
   filters?: Filters<S, M>
   sort?: Sort<M>
   populate?: Populate<S, M>
-  status?: 'draft' | 'published'
+  status?: Status
   locale?: string
   pagination?: Pagination
 }
@@ -159,5 +160,18 @@ type DataFields<S extends ContentSchemas, A> = { [K in WritableKeys<A>]?: InputO
 /** The `data` of a create or update: every writable attribute, optional, in its input forms. */
 export type DataOf<S extends ContentSchemas, M> = DataFields<S, Attrs<M>>
 
-/** Keys a parameter object has beyond the allowed ones, each typed never, so an unknown parameter fails to compile. */
-export type NoExtraKeys<Q, Allowed> = Q & { [K in Exclude<keyof Q, keyof Allowed>]: never }
+export type Status = 'draft' | 'published'
+
+/** The parameters a typed call infers, since its result follows them: `fields`, `populate`, `status`. */
+export interface Asks<F, P, St> {
+  fields?: F
+  populate?: P
+  status?: St
+}
+
+/** What `ResultOf` reads of a call's inferred parameters (`undefined`: not given). */
+export interface Asked<F, P, St> {
+  fields: F
+  populate: P
+  status: St
+}

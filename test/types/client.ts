@@ -22,6 +22,10 @@ export async function client (): Promise<void> {
   await articles.find({ limits: true })
   // @ts-expect-error a private attribute is not in the generated types
   await articles.find({ fields: ['secret'] })
+  // @ts-expect-error a misspelt key in data fails beside a right one
+  await articles.create({ title: 'x', titel: 'y' })
+  // @ts-expect-error a misspelt filter key fails beside a right one
+  await articles.find({ filters: { title: 'a', titel: 'b' } })
   // @ts-expect-error wrong data
   await articles.create({ title: 1 })
 

@@ -4,7 +4,7 @@
  * registered the way an application does it, by declaration merging.
  */
 import type { FastifyInstance } from 'fastify'
-import type { DocumentService, MediaFile } from 'fastify-content-api'
+import type { DocumentService, Documents, MediaFile, SchemasOf } from 'fastify-content-api'
 import type { components, models } from '../fixtures/typed-models.js'
 import { expectType, use } from './assert.js'
 
@@ -55,6 +55,16 @@ export async function documents (): Promise<void> {
   await articles.findMany({ filter: {} })
   // @ts-expect-error a wrong attribute in data fails
   await articles.create({ data: { titel: 'x' } })
+  // @ts-expect-error a misspelt filter key fails beside a right one
+  await articles.findMany({ filters: { title: 'a', titel: 'b' } })
+  // @ts-expect-error a misspelt key in data fails beside a right one
+  await articles.create({ data: { title: 'x', titel: 'y' } })
+  // @ts-expect-error a misspelt filter key inside a populate fails
+  await articles.findMany({ populate: { category: { filters: { nam: 'x' } } } })
+  // @ts-expect-error a misspelt field inside a populate fails
+  await articles.findMany({ populate: { category: { fields: ['nam'] } } })
+  // @ts-expect-error a dynamic zone's fragment must name one of its components
+  await articles.findMany({ populate: { blocks: { on: { 'shared.seo': true } } } })
   // @ts-expect-error a wrong value type in data fails
   await articles.create({ data: { title: 'x', views: 'many' } })
   // @ts-expect-error a dynamic-zone entry must name one of its components
@@ -137,6 +147,23 @@ export async function documents (): Promise<void> {
   })
   const deepTitle: string | undefined = deep.category?.articles[0].category?.articles[0].title
   use(deepTitle)
+
+  // A component's own fields; a typo in a component filter fails.
+  const [withSeo] = await articles.findMany({ fields: ['title'], populate: { seo: { fields: ['metaTitle'] } } })
+  expectType<{ id: number, metaTitle: string } | null>()(withSeo.seo)
+  // @ts-expect-error no such attribute in shared.seo
+  await articles.findMany({ filters: { seo: { metaTitel: 'x' } } })
+
+  // findOne may find nothing; publish answers published documents.
+  const maybe = await articles.findOne({ documentId: 'x', fields: ['views'] })
+  expectType<{ id: number, documentId: string, views: number | null } | null>()(maybe)
+  const { entries } = await articles.publish({ documentId: 'x' })
+  expectType<string>()(entries[0].publishedAt)
+
+  // The explicit typed view, for code that must not rely on the registration.
+  const explicit = app.contentApi.documents as Documents<SchemasOf<typeof models, typeof components>>
+  const [tag] = await explicit('api::tag.tag').findMany({ fields: ['label'] })
+  expectType<{ id: number, documentId: string, label: string | null }>()(tag)
 
   const count: number = await articles.count({ filters: { views: { $gt: 1 } } })
   use(count)
