@@ -3,13 +3,15 @@ import type { CliGroup, CliIo, CliRun } from './cli/command.js'
 import { configPath, DEFAULT_CONFIGS } from './cli/config.js'
 import { schemaCommands } from './cli/schema.js'
 import { tokenCommands } from './cli/token.js'
+import { typesCommands } from './cli/types.js'
 
 export type { CliIo } from './cli/command.js'
 
 /** The command groups, by their first word: a new one is a module of lib/cli/ and a line here. */
 const GROUPS: Record<string, CliGroup> = {
   token: tokenCommands,
-  schema: schemaCommands
+  schema: schemaCommands,
+  types: typesCommands
 }
 
 const groupOf = (name: string | undefined): CliGroup | undefined => name !== undefined && Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined

@@ -80,7 +80,8 @@ export const errorCodes = {
   FCA_ERR_CLI_CONFIG: { name: 'UsageError', message: '%s must export the plugin options (or a function returning them) as default' },
   FCA_ERR_CLI_NO_SALT: { name: 'UsageError', message: 'token %s needs auth.apiTokenSalt in %s: without the application\'s salt the key would not work against it' },
   FCA_ERR_CLI_NO_TARGET: { name: 'UsageError', message: 'token %s needs an id or a name' },
-  FCA_ERR_CLI_CREATE_ARGUMENTS: { name: 'UsageError', message: 'token create needs --name and --type' }
+  FCA_ERR_CLI_CREATE_ARGUMENTS: { name: 'UsageError', message: 'token create needs --name and --type' },
+  FCA_ERR_CLI_TYPES_OUT: { name: 'UsageError', message: 'types needs --out FILE' }
 } as const satisfies Record<`FCA_ERR_${string}`, ErrorSpec>
 
 export type ErrorCode = keyof typeof errorCodes

@@ -33,6 +33,9 @@ import { createWebhooks, webhookRoutes, type WebhooksApi } from './webhooks/inde
 import type { WebhookWorker } from './webhooks/worker.js'
 import { wants, type WriteAction } from './documents/webhook-events.js'
 import type { ServiceContext } from './documents/types.js'
+import type { TypedDocumentService } from './documents/typed-service.js'
+import type { ContentSchemas, SchemasOf } from './model/document-types.js'
+import type { ComponentSchema, ContentTypeSchema } from './model/types.js'
 import { serverOptionsInUse } from './server/server-options.js'
 import { addSurfaces, hasSurfaces, surfaceOf } from './server/surfaces.js'
 
@@ -86,11 +89,40 @@ export interface ContentApiRoutes {
  *   return await next()
  * })
  */
-export interface Documents {
-  (uid: string): DocumentService
+export interface Documents<S extends ContentSchemas | null = RegisteredSchemas> {
+  <U extends DocumentUid<S>>(uid: U): DocumentServiceOf<S, U>
   /** Adds a middleware run around every call of every document service, after those added before it. */
-  use (middleware: DocumentMiddleware): Documents
+  use (middleware: DocumentMiddleware): Documents<S>
   /** Several writes of any content types in one transaction, all committed or none (docs/batches.md). */
+  batch (operations: readonly BatchOperation[]): Promise<BatchResult[]>
+}
+
+/**
+ * Where an application registers its models' types, so that `app.contentApi.documents(uid)` is
+ * typed by them (docs/typescript.md):
+ *
+ * @example
+ * declare module 'fastify-content-api' {
+ *   interface Register { models: typeof models, components: typeof components }
+ * }
+ */
+export interface Register {}
+
+/** The registered models' schemas, or null when the application registered none (everything untyped). */
+export type RegisteredSchemas = Register extends { models: infer M extends readonly ContentTypeSchema[] }
+  ? SchemasOf<M, Register extends { components: infer C extends Readonly<Record<string, ComponentSchema>> } ? C : {}>
+  : null
+
+/** The uids `documents()` accepts: any string untyped; typed, the registered ones and the built-in `plugin::` types. */
+type DocumentUid<S extends ContentSchemas | null> = S extends ContentSchemas ? (keyof S['contentTypes'] & string) | `plugin::${string}` : string
+
+type DocumentServiceOf<S extends ContentSchemas | null, U extends string> =
+  S extends ContentSchemas ? U extends keyof S['contentTypes'] ? TypedDocumentService<S, S['contentTypes'][U]> : DocumentService : DocumentService
+
+/** `documents` as the library's own modules call it: by any uid, untyped. */
+interface AnyDocuments {
+  (uid: string): DocumentService
+  use (middleware: DocumentMiddleware): AnyDocuments
   batch (operations: readonly BatchOperation[]): Promise<BatchResult[]>
 }
 
@@ -154,12 +186,12 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts }, cursors: new CursorCodec(secrets.jwtSecret), queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
-  const documents: Documents = Object.assign((uid: string): DocumentService => {
+  const documents: AnyDocuments = Object.assign((uid: string): DocumentService => {
     const service = services.get(uid)
     if (service === undefined) throw new UnknownContentTypeError(uid)
     return service
   }, {
-    use (middleware: DocumentMiddleware): Documents {
+    use (middleware: DocumentMiddleware): AnyDocuments {
       middlewares.use(middleware)
       return documents
     },
@@ -187,7 +219,8 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     registry,
     db: handle.db,
     schemaPlan,
-    documents,
+    // The same function, seen through the registered models' types (typed-service.ts).
+    documents: documents as Documents,
     lifecycles: { subscribe: (subscriber) => lifecycles.subscribe(subscriber) },
     permissions,
     apiTokens,
@@ -301,6 +334,10 @@ export * from './model/types.js'
 export type { Registry, ContentType, Component, Field } from './model/registry.js'
 export { DocumentService, type Document, type QueryParams, type WriteParams, type JsonPage, type TreeReadOptions } from './documents/service.js'
 export type { QueryTree, RawQuery } from './query/index.js'
+export type { ContentSchemas, SchemasOf, UidOf, ResultOf, MediaFile, LooseDocument, MaxDepth } from './model/document-types.js'
+export type { TypedQuery, Filters, FieldOperators, FilterOperand, Sort, Fields, Populate, Pagination, DataOf, RelationInput, RelationRef } from './model/query-types.js'
+export type { TypedDocumentService, TypedQueryParams, TypedWriteParams } from './documents/typed-service.js'
+export { generateTypes } from './model/generate-types.js'
 export type { SchemaPlan, SchemaSyncResult } from './schema/index.js'
 export { GraphqlApi } from './graphql/index.js'
 // The local provider, for an application that passes or wraps its own (`upload: { provider }`),

@@ -31,3 +31,10 @@ walk(join(root, pkg.exports['.'].types))
 const stray = [...packages].filter(([name]) => !(name in pkg.dependencies)).map(([name, file]) => `${name} (${file})`)
 assert.deepEqual(stray, [], 'declarations import packages that are not dependencies')
 console.log(`declarations: ${seen.size} files import ${[...packages.keys()].sort().join(', ')}: all dependencies`)
+
+// The client (`fastify-content-api/client`) runs in browsers: its declarations import no package at all.
+packages.clear()
+seen.clear()
+walk(join(root, pkg.exports['./client'].types))
+assert.deepEqual([...packages.keys()], [], 'the client\'s declarations import packages')
+console.log(`client declarations: ${seen.size} files, no package imported`)
