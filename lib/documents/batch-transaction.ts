@@ -19,15 +19,15 @@ import type { ChangeOf } from './write-transaction.js'
  * queues none.
  */
 export class BatchTransaction {
-  readonly trx: Transaction<any>
   /** The index of the operation running: what its deferred after hooks are filed under. */
   operation = 0
+  readonly #trx: Transaction<any>
   readonly #changes: ChangeEvents
   readonly #messages: Array<ChangeMessage & { action: ChangeAction }> = []
   readonly #after: Array<{ operation: number, run: () => Promise<unknown> }> = []
 
   constructor (trx: Transaction<any>, changes: ChangeEvents) {
-    this.trx = trx
+    this.#trx = trx
     this.#changes = changes
   }
 
@@ -36,10 +36,10 @@ export class BatchTransaction {
    * `commit`. Returns the written result before its after hooks (they run at the batch's end).
    */
   async write<T> (change: ChangeOf<T>, fn: (trx: Transaction<any>) => Promise<T>, after?: (result: T) => Promise<T>): Promise<T> {
-    const written = await fn(this.trx)
+    const written = await fn(this.#trx)
     const message = change(written)
     if (message !== null) {
-      await this.#changes.announce(this.trx, message)
+      await this.#changes.announce(this.#trx, message)
       this.#messages.push(message)
     }
     if (after !== undefined) this.#after.push({ operation: this.operation, run: async () => await after(written) })

@@ -83,11 +83,10 @@ export async function runBatch (ctx: ServiceContext, operations: readonly BatchO
   if (!Array.isArray(operations)) throw new ValidationError('operations must be an array')
   checkOperations(ctx, operations)
   if (operations.length === 0) return []
-  let batch: BatchTransaction | null = null
-  let results: BatchResult[]
+  let outcome: { results: BatchResult[], batch: BatchTransaction }
   try {
-    results = await ctx.db.transaction().execute(async (trx) => {
-      batch = new BatchTransaction(trx, ctx.changes)
+    outcome = await ctx.db.transaction().execute(async (trx) => {
+      const batch = new BatchTransaction(trx, ctx.changes)
       const scoped: ServiceContext = { ...ctx, db: trx, batch }
       const services = new Map<string, DocumentService>()
       const serviceOf = (uid: string): DocumentService => {
@@ -97,25 +96,25 @@ export async function runBatch (ctx: ServiceContext, operations: readonly BatchO
       }
       const lids = new Map<string, string>()
       const lookup: LidLookup = (lid) => lids.get(lid)!
-      const done: BatchResult[] = []
+      const results: BatchResult[] = []
       for (let i = 0; i < operations.length; i++) {
         const operation = operations[i]
         batch.operation = i
         try {
-          done.push(await runOperation(serviceOf(operation.uid), operation, lookup))
+          results.push(await runOperation(serviceOf(operation.uid), operation, lookup))
         } catch (err) {
           throw atOperation(err, i)
         }
-        if (operation.op === 'create' && operation.lid !== undefined) lids.set(operation.lid, (done[i] as Document).documentId)
+        if (operation.op === 'create' && operation.lid !== undefined) lids.set(operation.lid, (results[i] as Document).documentId)
       }
-      await batch.runAfterHooks(done, atOperation)
-      return done
+      await batch.runAfterHooks(results, atOperation)
+      return { results, batch }
     })
   } catch (err) {
     throw isWriteConflict(err) ? writeConflictError(err) : err
   }
-  (batch as BatchTransaction | null)?.emit()
-  return results
+  outcome.batch.emit()
+  return outcome.results
 }
 
 /**
