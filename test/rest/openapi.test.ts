@@ -72,7 +72,7 @@ t.test('an OpenAPI document of every content-type route', async (t) => {
     for (const p of list.parameters) t.match(p, { in: 'query', required: false, style: 'deepObject', explode: true }, `${p.name as string} in bracket form`)
     t.same(params.filters.schema, { $ref: '#/components/schemas/ArticleFilters' })
     t.same(params.populate.schema, { $ref: '#/components/schemas/ArticlePopulate' })
-    t.same(Object.keys(params.pagination.schema.properties), ['page', 'pageSize', 'start', 'limit', 'withCount'])
+    t.same(Object.keys(params.pagination.schema.properties), ['page', 'pageSize', 'start', 'limit', 'withCount', 'after', 'before'])
     t.same(params.status.schema.enum, ['published', 'draft'])
     t.same(params.fields.schema.anyOf[1].items.enum, ['id', 'documentId', 'title', 'slug', 'views', 'createdAt', 'updatedAt', 'publishedAt'])
     const noDraft = spec.paths['/api/everythings'].get.parameters.map((p: Schema) => p.name)
