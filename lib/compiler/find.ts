@@ -227,6 +227,11 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
  * With a row budget checked inline (row-budget.ts), the probe is the statement's `from`, and the
  * data and the total are computed only within the budget: `select case when "budget"."n" > $5
  * then null else (<data>) end as "data", ..., "budget"."n" as "rows" from (<probe>) as "budget"`.
+ *
+ * A cursor page (`pagination.mode` `cursor`) chooses its rows with a keyset instead of an offset
+ * (`withPage`), is counted only with `withCount` (a plain `count(*)`, or the row counts' sum), and
+ * also selects its edges (`cursorEdges`, `CursorPageRow`), from which the next and previous
+ * cursors are made.
  */
 export function compileFindPage (db: Kysely<any>, model: ContentType, spec: PageSpec, options: CompileOptions): Read<PageRow> {
   const { pagination } = spec

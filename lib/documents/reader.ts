@@ -94,7 +94,16 @@ export class DocumentReader {
    */
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
     const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
-    return kept(this.#ctx, key, () => this.#compile(tree, target, maxRows))
+    const { pagination } = tree
+    if (pagination.mode !== 'cursor' || pagination.cursor === null) return kept(this.#ctx, key, () => this.#compile(tree, target, maxRows))
+    if (pagination.cursor.values.length > CURSOR_VALUES.length) return this.#compile(tree, target, maxRows)
+    // A cursor page's statement is kept once per sort and NULL pattern, its position bound at
+    // each read (the tree key holds which values are NULL, not the values).
+    const { values, id } = pagination.cursor
+    const template = { ...tree, pagination: { ...pagination, cursor: { values: values.map((v, i) => v === null ? null : CURSOR_VALUES[i]), id: CURSOR_ID } } }
+    const read = kept(this.#ctx, key, () => this.#compile(template as unknown as QueryTree, target, maxRows))
+    const position = new Map<unknown, unknown>([[CURSOR_ID, id], ...values.map((v, i) => [CURSOR_VALUES[i], v] as const)])
+    return bindAll(read, position)
   }
 
   #compile (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
@@ -236,6 +245,18 @@ function targetKey (target: Target): string {
 const DOCUMENT_ID = Object.freeze({ documentId: 'bound at execution' })
 
 function bind (read: CachedRead, documentId: string): CachedRead {
-  const at = <Q extends CompiledQuery<any>>(query: Q): Q => ({ ...query, parameters: query.parameters.map((p) => p === DOCUMENT_ID ? documentId : p) })
+  return bindAll(read, new Map([[DOCUMENT_ID, documentId]]))
+}
+
+/** A cached statement with its placeholders (`DOCUMENT_ID`, `CURSOR_VALUES`, `CURSOR_ID`) replaced by their values. */
+function bindAll (read: CachedRead, values: ReadonlyMap<unknown, unknown>): CachedRead {
+  const at = <Q extends CompiledQuery<any>>(query: Q): Q => ({ ...query, parameters: query.parameters.map((p) => values.has(p) ? values.get(p) : p) })
   return { query: at(read.query), probe: read.probe === null ? null : at(read.probe) }
 }
+
+/**
+ * Stand for a cursor's values and id in a cursor page's cached statement (`#cached`), as
+ * `DOCUMENT_ID` for a documentId: objects no caller can pass. As many as a sort may have keys.
+ */
+const CURSOR_VALUES: readonly object[] = Array.from({ length: 64 }, (_, i) => Object.freeze({ cursorKey: i }))
+const CURSOR_ID = Object.freeze({ cursorId: 'bound at execution' })

@@ -16,6 +16,9 @@ import type { QueryTree } from './index.js'
  * their order: GraphQL reads one attribute under several keys (`authors`, `authors__2`) with
  * other arguments, and the keys name the JSON the statement renders.
  *
+ * A cursor page's key holds which of its cursor's values are NULL, not the values: the reader
+ * binds them to the statement compiled for the key (lib/documents/reader.ts).
+ *
  * A tree is immutable once keyed: the key is memoized per tree object, so a tree reused from an
  * edge's memo costs one WeakMap lookup.
  */
@@ -82,8 +85,9 @@ function selection (s: PopulateSelection): Key {
 
 function pagination (p: Pagination): Key {
   const window: Key = [p.mode, p.page, p.pageSize, p.start, p.limit, p.withCount]
-  // A cursor's values are parameters of the statement; its position is part of the query.
-  return p.mode === 'cursor' ? [...window, p.direction, p.cursor === null ? null : [p.cursor.values, p.cursor.id]] : window
+  // A cursor's values are bound to the statement at each read (lib/documents/reader.ts): only
+  // which of them are NULL changes its SQL, so only that is keyed.
+  return p.mode === 'cursor' ? [...window, p.direction, p.cursor === null ? null : p.cursor.values.map((v) => v === null)] : window
 }
 
 /**

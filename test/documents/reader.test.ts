@@ -71,3 +71,18 @@ t.test('application-code reads run through the same reader, uncached', async (t)
   t.equal(await notes.count({ filters: { title: 'a' } }), 2)
   t.equal(queries.size, before, 'their trees are the caller\'s: nothing kept')
 })
+
+t.test('cursor pages: one statement per sort and NULL pattern, the position bound when it runs', async (t) => {
+  const page = (cursor: string) => notes.queryTree(parseQueryString(`?sort=rank&pagination[after]=${cursor}&pagination[pageSize]=1`, bounds), { list: true })
+  const before = queries.size
+  const first = await notes.findPageJson(page(''))
+  t.equal(queries.size, before + 1, 'the first page')
+  const second = await notes.findPageJson(page(first.links!.next!))
+  t.equal(queries.size, before + 2, 'a page after a cursor')
+  const third = await notes.findPageJson(page(second.links!.next!))
+  t.equal(queries.size, before + 2, 'the next one: the same statement, another position')
+  t.same([first, second, third].map((p) => JSON.parse(p.json)[0].rank), [1, 2, 3], 'each page its own rows')
+  t.equal(third.links!.next, null, 'the end')
+  t.throws(() => notes.queryTree(parseQueryString('?sort=title&pagination[after]=' + first.links!.next!, bounds), { list: true }), { name: 'ValidationError' }, 'another sort')
+  await t.rejects(notes.findMany({ pagination: { after: '' } } as any), { name: 'ValidationError', message: 'Cursor pagination is not available for this read' }, 'not in findMany')
+})
