@@ -105,6 +105,14 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
  *
  * When a row of NULLs satisfies the condition (`$null: true`), parents without any related row
  * match too: `(exists (...) or not exists (<any related row>))`, as Strapi's LEFT JOIN answers.
+ *
+ * `filters[blocks][on][shared.quote][text][$containsi]=x` reads one component type of a dynamic zone:
+ *
+ * ```sql
+ * exists (select 1 from "components_shared_quotes" as r1 join "articles_cmps" as l1 on l1.cmp_id = r1.id
+ *         where l1.entity_id = t.id and l1.component_type = $1 and l1.field = $2
+ *         and lower(r1.text::text) like lower($3))          -- ['shared.quote', 'blocks', '%x%']
+ * ```
  */
 function related (node: RelatedFilter, parent: string, ctx: FilterContext, negated: boolean): RawBuilder<SqlBool> {
   const r = ctx.next('r')
@@ -114,7 +122,9 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
   if (node.visible !== null) where.push(compileFilter(node.visible, r, ctx))
   const any = sql.join(where, sql` and `)
   const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
-  if (negated) {
+  // A dynamic zone's `on` condition is our own, with no LEFT JOIN to mimic: it is two-valued,
+  // so its NOT holds for a parent without items of the type.
+  if (negated && node.association.kind !== 'dynamiczone') {
     // Under NOT, a parent without related rows must stay UNKNOWN when a row of NULLs would be:
     // NOT of it then excludes the parent, as Strapi's LEFT JOIN does (a plain NOT EXISTS would
     // include it).

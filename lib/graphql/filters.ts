@@ -1,5 +1,6 @@
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Registry } from '../model/registry.js'
+import { typeName } from './names.js'
 
 type Model = ContentType | Component
 type Json = Record<string, unknown>
@@ -13,6 +14,32 @@ function operators (input: unknown): unknown {
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue
     out[`$${key}`] = key === 'not' ? operators(value) : value
+  }
+  return out
+}
+
+/**
+ * A `<Zone>FiltersInput` value as REST's dynamic-zone filter: `{ on: { ComponentSharedQuote: {...} },
+ * or: [...] }` → `{ on: { 'shared.quote': {...} }, $or: [...] }` (members keyed by GraphQL type name).
+ */
+function dynamicZoneFilters (uids: readonly string[], registry: Registry, input: unknown, entity: boolean): Json {
+  const out: Json = {}
+  if (!isObject(input)) return out
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue
+    if (key === 'and' || key === 'or') {
+      out[`$${key}`] = Array.isArray(value) ? value.map((item) => dynamicZoneFilters(uids, registry, item, entity)) : []
+    } else if (key === 'not') {
+      out.$not = dynamicZoneFilters(uids, registry, value, entity)
+    } else if (key === 'on' && isObject(value)) {
+      const on: Json = {}
+      for (const uid of uids) {
+        const component = registry.components.get(uid)!
+        const filter = value[typeName(component)]
+        if (filter !== undefined && filter !== null) on[uid] = toStrapiFilters(component, registry, filter, entity) ?? {}
+      }
+      out.on = on
+    }
   }
   return out
 }
@@ -44,6 +71,10 @@ export function toStrapiFilters (model: Model, registry: Registry, input: unknow
       const association = model.associations.get(key)
       if (association === undefined) {
         out[key] = operators(value)
+        continue
+      }
+      if (association.kind === 'dynamiczone') {
+        out[key] = dynamicZoneFilters(association.components, registry, value, entity)
         continue
       }
       const target = association.kind === 'component'

@@ -337,7 +337,11 @@ class Generator {
         continue
       }
       const association = model.associations.get(attr)
-      if (association === undefined || association.kind === 'dynamiczone' || association.kind === 'media') continue
+      if (association === undefined || association.kind === 'media') continue
+      if (association.kind === 'dynamiczone') {
+        lines.push(`${attr}: ${this.#dynamicZoneFilters(model, attr, association.components)}`)
+        continue
+      }
       if (association.kind === 'component') {
         const component = this.#registry.components.get(association.component)!
         this.#component(component)
@@ -353,6 +357,24 @@ class Generator {
     }
     lines.push(`and: [${name}FiltersInput]`, `or: [${name}FiltersInput]`, `not: ${name}FiltersInput`)
     this.#blocks.push(`input ${name}FiltersInput {\n  ${lines.join('\n  ')}\n}`)
+  }
+
+  /**
+   * Our extension, REST's `filters[blocks][on][<uid>]`: `<Zone>FiltersInput { on, and, or, not }`
+   * with `on: <Zone>OnFiltersInput`, one field per member named as its GraphQL type (the name a
+   * client writes in `... on ComponentSharedQuote`), holding that component's filters input.
+   */
+  #dynamicZoneFilters (model: Model, attr: string, uids: readonly string[]): string {
+    const union = this.#dynamicZone(model, attr, uids)
+    const name = `${union}FiltersInput`
+    if (this.#enums.has(name)) return name
+    this.#enums.add(name)
+    const members = uids.map((uid) => typeName(this.#registry.components.get(uid)!))
+    this.#blocks.push(
+      `input ${union}OnFiltersInput {\n  ${members.map((t) => `${t}: ${t}FiltersInput`).join('\n  ')}\n}`,
+      `input ${name} {\n  on: ${union}OnFiltersInput\n  and: [${name}]\n  or: [${name}]\n  not: ${name}\n}`
+    )
+    return name
   }
 
   /** `<Type>Input`: writable attributes; relations and media take documentIds (media: file ids). */
