@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
-import { onNullRow, type ComparisonOperator, type FilterNode, type RelatedFilter } from '../query/filters.js'
+import { onNullRow, type ComparisonOperator, type CountFilter, type FilterNode, type RelatedFilter } from '../query/filters.js'
 import { relatedRows } from './related-rows.js'
 
 export interface FilterCompileOptions {
@@ -135,6 +135,24 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
 }
 
 /**
+ * `filters[articles][$count][$gt]=3` on `categories as t`: the count of the visible related rows
+ * in the request's status, as a one-row sub-select the child compares (`c.n`):
+ *
+ * ```sql
+ * exists (select 1 from (select count(*)::int as n from "articles" as r1 join "articles_category_lnk" as l2
+ *   on l2.article_id = r1.id where l2.category_id = t.id and r1.published_at is not null) as c3 where c3.n > $1)
+ * ```
+ */
+function counted (node: CountFilter, parent: string, ctx: FilterContext): RawBuilder<SqlBool> {
+  const r = ctx.next('r')
+  const l = ctx.next('l')
+  const { from, where } = relatedRows(node.association, node.target, node.owner, parent, r, l, ctx.status)
+  if (node.visible !== null) where.push(compileFilter(node.visible, r, ctx))
+  const c = ctx.next('c')
+  return sql`exists (select 1 from (select count(*)::int as n from ${from} where ${sql.join(where, sql` and `)}) as ${sql.id(c)} where ${compileFilter(node.child, c, ctx)})`
+}
+
+/**
  * Compiles a validated filter tree to a boolean SQL expression over the table aliased `alias`.
  * Every value is a bound parameter; every identifier comes from the registry.
  *
@@ -145,6 +163,7 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
 export function compileFilter (node: FilterNode, alias: string, options: FilterContext, negated = false): RawBuilder<SqlBool> {
   switch (node.kind) {
     case 'related': return related(node, alias, options, negated)
+    case 'count': return counted(node, alias, options)
     case 'compare': return compare(node, alias, options)
     case 'not': return sql`not (${compileFilter(node.child, alias, options, !negated)})`
     case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options, negated)), sql` and `)})`

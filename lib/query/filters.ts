@@ -29,6 +29,26 @@ export type FilterNode =
   | { kind: 'not', child: FilterNode }
   | { kind: 'compare', field: Field, operator: ComparisonOperator, value: unknown }
   | RelatedFilter
+  | CountFilter
+
+/**
+ * Our extension, `filters[articles][$count][$gt]=3`: a condition on the number of related rows
+ * (those the caller may see, in the request's status), compiled as a count sub-select. `child`
+ * compares `COUNT_FIELD`, the count's own column.
+ */
+export interface CountFilter {
+  kind: 'count'
+  owner: string
+  association: RelationAssociation | MediaAssociation
+  target: ContentType
+  visible: FilterNode | null
+  child: FilterNode
+}
+
+/** The column a `CountFilter`'s child compares: the count, an integer, never NULL. */
+export const COUNT_FIELD: Field = Object.freeze({
+  name: '$count', column: 'n', type: 'integer', attribute: null, system: true, hidden: false, writable: false, localized: false
+})
 
 /**
  * A condition on related rows (a relation, media field, component, or one component type of a
@@ -218,10 +238,21 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
   const related = association.kind === 'component' ? null : target as ContentType
   if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(association.name, path)
   const allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
-  const child = relatedChild(association.name, operand, target, allowed, walk, path)
-  if (child === null) return null
   const visible = related === null || visibility === null ? null : visibility.rows(related)
-  return { kind: 'related', owner: walk.model.uid, association, target, visible, child, matchesNone: onNullRow(child) === true }
+  let rest = operand
+  let counted: FilterNode | null = null
+  if (isPlainObject(operand) && Object.hasOwn(operand, '$count')) {
+    if (related === null || association.kind === 'component') throw invalidKey('$count', path)
+    const { $count: condition, ...others } = operand
+    rest = others
+    const conditions = fieldConditions(COUNT_FIELD, condition, { ...walk, path: path.split('.') })
+    if (conditions !== null) counted = { kind: 'count', owner: walk.model.uid, association, target: related, visible, child: conditions }
+    if (Object.keys(others).length === 0) return counted
+  }
+  const child = relatedChild(association.name, rest, target, allowed, walk, path)
+  const node: FilterNode | null = child === null ? null : { kind: 'related', owner: walk.model.uid, association, target, visible, child, matchesNone: onNullRow(child) === true }
+  const parts: Array<FilterNode | null> = [counted, node]
+  return and(parts.filter(notNull))
 }
 
 /** The filter on one related row: `{ name: {...} }`, or operators/a value on its `id`. */
@@ -303,6 +334,8 @@ export function onNullRow (node: FilterNode): boolean | null {
       return values.includes(true) ? true : values.includes(null) ? null : false
     }
     case 'related': return node.matchesNone
+    // A row of NULLs has no related rows to count: left unknown, so such a parent never matches.
+    case 'count': return null
   }
 }
 
@@ -332,6 +365,7 @@ export function filtersLocale (node: FilterNode | null): boolean {
     case 'or': return node.children.some(filtersLocale)
     case 'not': return filtersLocale(node.child)
     case 'compare': return node.field.name === 'locale' && node.field.system
-    case 'related': return false
+    case 'related':
+    case 'count': return false
   }
 }

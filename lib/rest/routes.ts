@@ -15,7 +15,7 @@ import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import { OPEN_SCOPE, routeHooks } from './route-config.js'
 import {
-  DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
+  AggregateQuerySchema, DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
   inputSchema, listResponseSchema, singleResponseSchema
 } from './schemas.js'
 
@@ -163,6 +163,27 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     else entry.methods.push(method)
   }
 
+  /**
+   * Our extension, `GET /<plural>/aggregate` (docs/aggregations.md): under the `find` permission
+   * and its route config (the same rows and fields as the list), never a documentId (those are 24
+   * characters), and a static segment, which the router prefers to `/:documentId`.
+   */
+  const aggregateRoute = (base: string): void => {
+    const access: AccessRequest = { uid: model.uid, action: 'find' }
+    app.route({
+      method: 'GET',
+      url: `${base}/aggregate`,
+      schema: doc({ tags, summary: `Aggregate ${model.pluralName} (count, sum, avg, min, max, groupBy)`, querystring: AggregateQuerySchema, response: errors }),
+      config: { contentApi: access },
+      preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.find),
+      handler: async (request, reply) => {
+        const raw = parseQueryString(request.url, ctx.limits)
+        const data = await service.aggregateJson(raw, { access: scope(request), consistency: requestedConsistency(request) })
+        return reply.code(200).type(JSON_TYPE).send(`{"data":${data},"meta":{}}`)
+      }
+    })
+  }
+
   if (model.kind === 'collectionType') {
     const base = `/${model.pluralName}`
     const one = `${base}/:documentId`
@@ -174,6 +195,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
         return listBody(page.json, paginationMeta(query.pagination, page.total))
       }
     })
+    if (enabled('find')) aggregateRoute(base)
     route('POST', base, 'create', {
       schema: doc({ tags, summary: `Create a ${model.singularName}`, querystring: ReadQuerySchema, body: inputSchema(model), response: { 200: singleResponseSchema(model), ...errors } }),
       core: async (request) => {

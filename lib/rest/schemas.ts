@@ -86,6 +86,18 @@ export const ListQuerySchema = Type.Object({
   locale: text('locale code; `*` for all locales')
 }, { additionalProperties: true })
 
+/** Our extension's aggregate route (docs/aggregations.md): the list's filters, status and locale, and what to compute. */
+export const AggregateQuerySchema = Type.Object({
+  count: text('`false` leaves out the number of documents per group (default true)'),
+  sum: text('numeric fields to sum: `views`, `views,rating` or `sum[0]=views`'),
+  avg: text('numeric fields to average'),
+  min: text('numeric, text or date fields: their minimum'),
+  max: text('numeric, text or date fields: their maximum'),
+  groupBy: text('fields to group by, also through to-one relations: `kind`, `category`, `category.name`'),
+  status: text('`published` (default) or `draft`'),
+  locale: text('locale code; `*` for all locales')
+}, { additionalProperties: true })
+
 export const ReadQuerySchema = Type.Object({
   fields: text('fields to return'),
   status: text('`published` (default) or `draft`'),
