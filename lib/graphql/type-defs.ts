@@ -2,6 +2,7 @@ import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import type { ScalarType } from '../model/types.js'
+import { NUMERIC_TYPES, ORDERED_TYPES } from '../query/aggregate.js'
 import { LOCALIZATIONS } from '../query/populate.js'
 import { GRAPHQL_NAME, dynamicZoneName, enumName, pluralQueryName, singularQueryName, typeName } from './names.js'
 import type { ContentTypeConfig } from './shadow-crud.js'
@@ -55,6 +56,8 @@ export interface OperationNames {
   create: string | null
   update: string | null
   delete: string | null
+  /** `articles_aggregate`, our extension (docs/aggregations.md); null when `find` is off or on a single type. */
+  aggregate: string | null
 }
 
 const SCALAR_GRAPHQL: Record<ScalarType, string> = {
@@ -451,6 +454,31 @@ class Generator {
     }
   }
 
+  /**
+   * `<Type>Aggregate { group: JSON!, count: Int, sum, avg, min, max }`: one per group; the fields
+   * selected under `sum` ... `max` are the values computed (REST's `sum=views`). `sum` and `avg`
+   * list the numeric attributes, `min` and `max` the ordered ones (aggregate.ts in lib/query).
+   */
+  #aggregateType (model: ContentType): string {
+    const t = `${typeName(model)}Aggregate`
+    const fields = [...model.fields.values()].filter((f) => !f.hidden && f.name !== 'id' && f.name !== 'documentId' && f.name !== 'locale' &&
+      (f.system || this.#fieldConfig(model, f.name).output))
+    const numeric = fields.filter((f) => NUMERIC_TYPES.has(f.type))
+    const ordered = fields.filter((f) => ORDERED_TYPES.has(f.type))
+    const lines = ['group: JSON!', 'count: Int']
+    const block = (name: string, list: Field[], type: (f: Field) => string): void => {
+      if (list.length === 0) return
+      this.#blocks.push(`type ${t}${name} {\n  ${list.map((f) => `${f.name}: ${type(f)}`).join('\n  ')}\n}`)
+      lines.push(`${name.toLowerCase()}: ${t}${name}`)
+    }
+    block('Sum', numeric, (f) => f.type === 'biginteger' ? 'Long' : 'Float')
+    block('Avg', numeric, () => 'Float')
+    block('Min', ordered, (f) => f.type === 'enumeration' ? 'String' : SCALAR_GRAPHQL[f.type])
+    block('Max', ordered, (f) => f.type === 'enumeration' ? 'String' : SCALAR_GRAPHQL[f.type])
+    this.#blocks.push(`type ${t} {\n  ${lines.join('\n  ')}\n}`)
+    return t
+  }
+
   /** Query and Mutation fields of a content type, as the spec's table (entity) or Strapi 5 (flat). */
   #operations (model: ContentType, queries: string[], mutations: string[]): void {
     const config = this.#config(model.uid)
@@ -462,7 +490,7 @@ class Generator {
     const state = entity && model.draftAndPublish ? ', publicationState: PublicationState = LIVE' : ''
     const one = entity ? `${t}EntityResponse` : t
     const idArg = entity ? 'id: ID' : 'documentId: ID!'
-    const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null }
+    const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null, aggregate: null }
     const listArgs = `filters: ${t}FiltersInput, pagination: PaginationArg = {}, sort: [String] = []${state}, ${status}${locale}`
     if (single) {
       if (config.isActionEnabled('find')) {
@@ -481,6 +509,8 @@ class Generator {
           names.connection = `${names.find}_connection`
           queries.push(`${names.connection}(${listArgs}): ${t}EntityResponseCollection`, `${names.find}(${listArgs}): [${t}]!`)
         }
+        names.aggregate = `${names.find}_aggregate`
+        queries.push(`${names.aggregate}(filters: ${t}FiltersInput, groupBy: [String!] = []${state}, ${status}${locale}): [${this.#aggregateType(model)}!]!`)
       }
     }
     const writeStatus = entity ? 'status: PublicationStatus' : 'status: PublicationStatus = PUBLISHED'

@@ -135,3 +135,26 @@ t.test('permissions: rows the caller cannot see are not counted, fields it canno
   await app.contentApi.permissions.revoke('public', [`${ARTICLE}.find`])
   t.equal((await get('/api/articles/aggregate')).status, 403, 'without find, no aggregate')
 })
+
+t.test('GraphQL: <plural>_aggregate, the selection says what is computed', async (t) => {
+  const gql = async (query: string, variables?: Record<string, unknown>): Promise<any> =>
+    (await app.inject({ method: 'POST', url: '/graphql', payload: { query, variables } })).json()
+  const grouped = await gql('{ articles_aggregate(groupBy: ["kind"]) { group count sum { views } avg { rating } max { publishDate } } }')
+  t.same(grouped, {
+    data: {
+      articles_aggregate: [
+        { group: { kind: 'news' }, count: 2, sum: { views: 30 }, avg: { rating: 3.75 }, max: { publishDate: '2024-03-01' } },
+        { group: { kind: 'opinion' }, count: 1, sum: { views: 5 }, avg: { rating: null }, max: { publishDate: null } }
+      ]
+    }
+  })
+  const filtered = await gql(`query ($status: PublicationStatus, $locale: I18NLocaleCode) {
+    articles_aggregate(filters: { category: { name: { eq: "Tech" } } }, status: $status, locale: $locale) { ...values }
+  }
+  fragment values on ArticleAggregate { count sum { views } }`, { status: 'DRAFT', locale: 'en' })
+  t.same(filtered.data.articles_aggregate, [{ count: 3, sum: { views: 115 } }], 'filters, status and fragments: a1, a3, a4 drafts')
+  const fr = await gql('{ articles_aggregate(locale: "fr") { count min { title } } }')
+  t.same(fr.data.articles_aggregate, [{ count: 1, min: { title: 'a1 fr' } }])
+  const wrong = await gql('{ articles_aggregate(groupBy: ["authors"]) { count } }')
+  t.match(wrong.errors?.[0]?.message, /to-one relations only/)
+})
