@@ -53,12 +53,13 @@ function dynamicZoneFilters (uids: readonly string[], registry: Registry, input:
  * ```
  *
  * GraphQL has already checked the shape against the schema, so every key is an attribute of the
- * model (translated through relations and components) or `and`/`or`/`not`. In the entity shape
- * `id` is the documentId.
+ * model (translated through relations and components), `<relation>_count` or `and`/`or`/`not`.
+ * In the entity shape `id` is the documentId.
  */
 export function toStrapiFilters (model: Model, registry: Registry, input: unknown, entity: boolean): Json | undefined {
   if (!isObject(input)) return undefined
   const out: Json = {}
+  const counts: Array<[string, unknown]> = []
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue
     if (key === 'and' || key === 'or') {
@@ -69,6 +70,11 @@ export function toStrapiFilters (model: Model, registry: Registry, input: unknow
       out.documentId = operators(value)
     } else {
       const association = model.associations.get(key)
+      const counted = association === undefined && key.endsWith('_count') ? model.associations.get(key.slice(0, -'_count'.length)) : undefined
+      if (counted?.kind === 'relation') {
+        counts.push([counted.name, operators(value)])
+        continue
+      }
       if (association === undefined) {
         out[key] = operators(value)
         continue
@@ -83,5 +89,7 @@ export function toStrapiFilters (model: Model, registry: Registry, input: unknow
       out[key] = target === undefined ? value : toStrapiFilters(target, registry, value, entity) ?? {}
     }
   }
+  // `articles_count: { gt: 3 }` is REST's `articles: { $count: { $gt: 3 } }`, beside any filter on `articles`.
+  for (const [name, condition] of counts) out[name] = { ...(isObject(out[name]) ? out[name] : {}), $count: condition }
   return out
 }

@@ -353,6 +353,8 @@ class Generator {
       }
       const target = this.#target(association)
       if (target !== null) lines.push(`${attr}: ${typeName(target)}FiltersInput`)
+      // Our extension, REST's `filters[articles][$count]`: `articles_count: { gt: 3 }`.
+      if (target !== null && association.kind === 'relation' && !Object.hasOwn(model.attributes, `${attr}_count`)) lines.push(`${attr}_count: IntFilterInput`)
     }
     if (model.modelType === 'contentType') {
       lines.push('createdAt: DateTimeFilterInput', 'updatedAt: DateTimeFilterInput', 'publishedAt: DateTimeFilterInput')

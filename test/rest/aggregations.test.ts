@@ -157,4 +157,8 @@ t.test('GraphQL: <plural>_aggregate, the selection says what is computed', async
   t.same(fr.data.articles_aggregate, [{ count: 1, min: { title: 'a1 fr' } }])
   const wrong = await gql('{ articles_aggregate(groupBy: ["authors"]) { count } }')
   t.match(wrong.errors?.[0]?.message, /to-one relations only/)
+  const counted = await gql('{ categories(filters: { articles_count: { gt: 0 } }, sort: ["articles:count:desc"]) { data { attributes { name } } } }')
+  t.same(counted.data.categories.data.map((c: any) => c.attributes.name), ['Tech', 'Food'], '<relation>_count filters, and sort takes REST\'s count form')
+  const both = await gql('{ categories(filters: { articles_count: { gte: 1 }, articles: { kind: { eq: "opinion" } } }) { data { attributes { name } } } }')
+  t.same(both.data.categories.data.map((c: any) => c.attributes.name), ['Tech'])
 })
