@@ -162,3 +162,32 @@ t.test('GraphQL: <plural>_aggregate, the selection says what is computed', async
   const both = await gql('{ categories(filters: { articles_count: { gte: 1 }, articles: { kind: { eq: "opinion" } } }) { data { attributes { name } } } }')
   t.same(both.data.categories.data.map((c: any) => c.attributes.name), ['Tech'])
 })
+
+t.test('dynamic-zone filters, per locale, in a list and in an aggregate', async (t) => {
+  const docs = app.contentApi.documents(ARTICLE)
+  await docs.update({ documentId: id.a1, data: { blocks: [{ __component: 'shared.quote', text: 'Hello there' }] } })
+  await docs.update({ documentId: id.a1, locale: 'fr', data: { blocks: [{ __component: 'shared.quote', text: 'Bonjour' }] } })
+  const on = 'filters[blocks][on][shared.quote][text][$containsi]'
+  const titles = async (query: string): Promise<string[]> => (await get(`/api/articles?${query}`)).body.data.map((d: { title: string }) => d.title)
+  t.same(await titles(`${on}=bonjour&locale=fr`), ['a1 fr'])
+  t.same(await titles(`${on}=bonjour`), [], 'the default locale\'s items')
+  t.same(await titles(`${on}=o&locale=*&sort=title`), ['a1', 'a1 fr'])
+  t.same((await get(`/api/articles/aggregate?${on}=hello&sum=views`)).body.data, [{ group: {}, count: 1, sum: { views: 10 } }])
+  const gql = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    payload: { query: '{ articles_aggregate(locale: "fr", filters: { blocks: { on: { ComponentSharedQuote: { text: { containsi: "bonjour" } } } } }) { count } }' }
+  })
+  t.same(gql.json(), { data: { articles_aggregate: [{ count: 1 }] } })
+})
+
+t.test('GraphQL: a field the caller may not read is refused, its rows are not counted', async (t) => {
+  await app.contentApi.permissions.grant('public', [`${ARTICLE}.find`], { conditions: { kind: 'opinion' }, fields: ['title', 'kind'] })
+  t.teardown(async () => {
+    await app.contentApi.permissions.grant('public', [`${ARTICLE}.find`])
+  })
+  const gql = async (query: string): Promise<any> => (await app.inject({ method: 'POST', url: '/graphql', payload: { query } })).json()
+  t.same((await gql('{ articles_aggregate { count } }')).data.articles_aggregate, [{ count: 1 }])
+  const refused = await gql('{ articles_aggregate { sum { views } } }')
+  t.equal(refused.errors?.[0]?.message, 'Invalid key views')
+})
