@@ -15,7 +15,7 @@ import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import { OPEN_SCOPE, routeHooks } from './route-config.js'
 import {
-  AggregateQuerySchema, DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
+  AggregateQuerySchema, AggregateResponseSchema, DocumentParamsSchema, ErrorEnvelopeSchema, ListQuerySchema, ReadQuerySchema,
   inputSchema, listResponseSchema, singleResponseSchema
 } from './schemas.js'
 
@@ -173,7 +173,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     app.route({
       method: 'GET',
       url: `${base}/aggregate`,
-      schema: doc({ tags, summary: `Aggregate ${model.pluralName} (count, sum, avg, min, max, groupBy)`, querystring: AggregateQuerySchema, response: errors }),
+      schema: doc({ tags, summary: `Aggregate ${model.pluralName} (count, sum, avg, min, max, groupBy)`, querystring: AggregateQuerySchema, response: { 200: AggregateResponseSchema, ...errors } }),
       config: { contentApi: access },
       preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.find),
       handler: async (request, reply) => {

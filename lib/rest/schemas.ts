@@ -71,6 +71,19 @@ export function singleResponseSchema (model: ContentType): TSchema {
   return Type.Object({ data: documentSchema(model), meta: Type.Object({}) })
 }
 
+/** `{ data: [{ group, count?, sum?, avg?, min?, max? }], meta: {} }`: one element per group (docs/aggregations.md). */
+export const AggregateResponseSchema: TSchema = Type.Object({
+  data: Type.Array(Type.Object({
+    group: Type.Record(Type.String(), Type.Unknown(), { description: 'the group keys, as named in groupBy' }),
+    count: Type.Optional(Type.Integer()),
+    sum: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    avg: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    min: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    max: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
+  })),
+  meta: Type.Object({})
+})
+
 const text = (description: string): TSchema => Type.Optional(Type.String({ description }))
 
 /** The list query parameters, in the flat bracket form clients send (qs builds the nesting). */
