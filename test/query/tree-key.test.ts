@@ -12,8 +12,7 @@ import { seededRandom, type Random } from '../helpers/random.js'
  * the tree: two different trees sharing a key would answer one query with another's SQL. Random
  * queries over the oracle's models (filters with values JSON cannot tell apart, sorts through
  * relations and by relation counts, dynamic-zone and count filters, populate of relations, media,
- * components and dynamic zones, pagination, status,
- * locale), and populate trees with GraphQL's slots, grouped by key: every group holds one tree.
+ * components and dynamic zones, pagination, status, locale), and populate trees with GraphQL's slots, grouped by key: every group holds one tree.
  */
 
 const registry = createRegistry(oracleModels, oracleComponents)
