@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { Field } from '../model/registry.js'
 import type { Status } from '../query/index.js'
-import { onNullRow, type ComparisonOperator, type FilterNode, type RelatedFilter } from '../query/filters.js'
+import { onNullRow, type ComparisonOperator, type CountFilter, type FilterNode, type RelatedFilter } from '../query/filters.js'
 import { relatedRows } from './related-rows.js'
 
 export interface FilterCompileOptions {
@@ -105,6 +105,14 @@ function compare (node: Extract<FilterNode, { kind: 'compare' }>, alias: string,
  *
  * When a row of NULLs satisfies the condition (`$null: true`), parents without any related row
  * match too: `(exists (...) or not exists (<any related row>))`, as Strapi's LEFT JOIN answers.
+ *
+ * `filters[blocks][on][shared.quote][text][$containsi]=x` reads one component type of a dynamic zone:
+ *
+ * ```sql
+ * exists (select 1 from "components_shared_quotes" as r1 join "articles_cmps" as l1 on l1.cmp_id = r1.id
+ *         where l1.entity_id = t.id and l1.component_type = $1 and l1.field = $2
+ *         and lower(r1.text::text) like lower($3))          -- ['shared.quote', 'blocks', '%x%']
+ * ```
  */
 function related (node: RelatedFilter, parent: string, ctx: FilterContext, negated: boolean): RawBuilder<SqlBool> {
   const r = ctx.next('r')
@@ -114,7 +122,9 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
   if (node.visible !== null) where.push(compileFilter(node.visible, r, ctx))
   const any = sql.join(where, sql` and `)
   const matching = sql<SqlBool>`exists (select 1 from ${from} where ${any} and ${compileFilter(node.child, r, ctx)})`
-  if (negated) {
+  // A dynamic zone's `on` condition is our own, with no LEFT JOIN to mimic: it is two-valued,
+  // so its NOT holds for a parent without items of the type.
+  if (negated && node.association.kind !== 'dynamiczone') {
     // Under NOT, a parent without related rows must stay UNKNOWN when a row of NULLs would be:
     // NOT of it then excludes the parent, as Strapi's LEFT JOIN does (a plain NOT EXISTS would
     // include it).
@@ -122,6 +132,24 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
     return sql`(case when ${matching} then true when exists (select 1 from ${from} where ${any}) then false else ${sql.raw(none === null ? 'null::boolean' : String(none))} end)`
   }
   return node.matchesNone ? sql`(${matching} or not exists (select 1 from ${from} where ${any}))` : matching
+}
+
+/**
+ * `filters[articles][$count][$gt]=3` on `categories as t`: the count of the visible related rows
+ * in the request's status, as a one-row sub-select the child compares (`c.n`):
+ *
+ * ```sql
+ * exists (select 1 from (select count(*)::int as n from "articles" as r1 join "articles_category_lnk" as l2
+ *   on l2.article_id = r1.id where l2.category_id = t.id and r1.published_at is not null) as c3 where c3.n > $1)
+ * ```
+ */
+function counted (node: CountFilter, parent: string, ctx: FilterContext): RawBuilder<SqlBool> {
+  const r = ctx.next('r')
+  const l = ctx.next('l')
+  const { from, where } = relatedRows(node.association, node.target, node.owner, parent, r, l, ctx.status)
+  if (node.visible !== null) where.push(compileFilter(node.visible, r, ctx))
+  const c = ctx.next('c')
+  return sql`exists (select 1 from (select count(*)::int as n from ${from} where ${sql.join(where, sql` and `)}) as ${sql.id(c)} where ${compileFilter(node.child, c, ctx)})`
 }
 
 /**
@@ -135,6 +163,7 @@ function related (node: RelatedFilter, parent: string, ctx: FilterContext, negat
 export function compileFilter (node: FilterNode, alias: string, options: FilterContext, negated = false): RawBuilder<SqlBool> {
   switch (node.kind) {
     case 'related': return related(node, alias, options, negated)
+    case 'count': return counted(node, alias, options)
     case 'compare': return compare(node, alias, options)
     case 'not': return sql`not (${compileFilter(node.child, alias, options, !negated)})`
     case 'and': return sql`(${sql.join(node.children.map((c) => compileFilter(c, alias, options, negated)), sql` and `)})`

@@ -18,7 +18,11 @@ const TIME = sql.lit('HH24:MI:SS.MS')
  * | anything else         | `t.col`                                                       | native    |
  */
 export function outputExpression (field: Field, alias: string): RawBuilder<unknown> {
-  const ref = sql.ref(`${alias}.${field.column}`)
+  return renderExpression(field, sql.ref(`${alias}.${field.column}`))
+}
+
+/** `outputExpression` of any expression holding a value of the field's type (an aggregate's). */
+export function renderExpression (field: Field, ref: RawBuilder<unknown>): RawBuilder<unknown> {
   switch (field.type) {
     case 'datetime':
     case 'timestamp':

@@ -1,4 +1,5 @@
-import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql'
+import { Kind, type FieldNode, type GraphQLFieldResolver, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
+import { toStrapiFilters } from './filters.js'
 import type { ContentAction } from '../auth/access.js'
 import type { AccessScope } from '../query/access-scope.js'
 import type { DocumentService } from '../documents/service.js'
@@ -125,6 +126,32 @@ function componentData (component: Component, registry: Registry, value: Json): 
 
 const numericId = (value: unknown): unknown => typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
 
+/** The fields selected under a node, through fragments. */
+function selectedFields (set: SelectionSetNode | undefined, info: GraphQLResolveInfo, out: Map<string, FieldNode[]> = new Map()): Map<string, FieldNode[]> {
+  for (const selection of set?.selections ?? []) {
+    if (selection.kind === Kind.FIELD) out.set(selection.name.value, [...out.get(selection.name.value) ?? [], selection])
+    else if (selection.kind === Kind.INLINE_FRAGMENT) selectedFields(selection.selectionSet, info, out)
+    else selectedFields(info.fragments[selection.name.value]?.selectionSet, info, out)
+  }
+  return out
+}
+
+/**
+ * What an `<plural>_aggregate` field computes, from its selection as REST's parameters:
+ * `{ count sum { views } max { publishDate } }` is `count=true&sum=views&max=publishDate`.
+ */
+function aggregateSelection (info: GraphQLResolveInfo): Json {
+  const top = new Map<string, FieldNode[]>()
+  for (const node of info.fieldNodes) selectedFields(node.selectionSet, info, top)
+  const raw: Json = { count: top.has('count') ? 'true' : 'false' }
+  for (const fn of ['sum', 'avg', 'min', 'max']) {
+    const inner = new Map<string, FieldNode[]>()
+    for (const node of top.get(fn) ?? []) selectedFields(node.selectionSet, info, inner)
+    raw[fn] = [...inner.keys()].filter((name) => name !== '__typename')
+  }
+  return raw
+}
+
 /** Resolvers of the operations Shadow CRUD generated for one content type. */
 export function operationResolvers (deps: ResolverDeps, names: OperationNames, queries: Record<string, Resolver>, mutations: Record<string, Resolver>): Map<string, OperationAuth> {
   const { model } = names
@@ -192,6 +219,20 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     if (names.connection !== null) {
       auth.set(`Query.${names.connection}`, { uid: model.uid, action: 'find' })
       queries[names.connection] = collection
+    }
+  }
+
+  if (names.aggregate !== null) {
+    auth.set(`Query.${names.aggregate}`, { uid: model.uid, action: 'find' })
+    queries[names.aggregate] = async (_root, args: Json, context, info) => {
+      const raw = {
+        ...aggregateSelection(info),
+        filters: toStrapiFilters(model, deps.registry, args.filters, deps.entity),
+        groupBy: args.groupBy ?? [],
+        status: statusOf(args),
+        locale: args.locale
+      }
+      return JSON.parse(await service.aggregateJson(raw, { access: scope(info) ?? undefined, consistency: consistency(context) }))
     }
   }
 

@@ -2,6 +2,7 @@ import type { Association } from '../model/associations.js'
 import { FILE_UID } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import type { ScalarType } from '../model/types.js'
+import { NUMERIC_TYPES, ORDERED_TYPES } from '../query/aggregate.js'
 import { LOCALIZATIONS } from '../query/populate.js'
 import { GRAPHQL_NAME, dynamicZoneName, enumName, pluralQueryName, singularQueryName, typeName } from './names.js'
 import type { ContentTypeConfig } from './shadow-crud.js'
@@ -55,6 +56,8 @@ export interface OperationNames {
   create: string | null
   update: string | null
   delete: string | null
+  /** `articles_aggregate`, our extension (docs/aggregations.md); null when `find` is off or on a single type. */
+  aggregate: string | null
 }
 
 const SCALAR_GRAPHQL: Record<ScalarType, string> = {
@@ -337,7 +340,11 @@ class Generator {
         continue
       }
       const association = model.associations.get(attr)
-      if (association === undefined || association.kind === 'dynamiczone' || association.kind === 'media') continue
+      if (association === undefined || association.kind === 'media') continue
+      if (association.kind === 'dynamiczone') {
+        lines.push(`${attr}: ${this.#dynamicZoneFilters(model, attr, association.components)}`)
+        continue
+      }
       if (association.kind === 'component') {
         const component = this.#registry.components.get(association.component)!
         this.#component(component)
@@ -346,6 +353,8 @@ class Generator {
       }
       const target = this.#target(association)
       if (target !== null) lines.push(`${attr}: ${typeName(target)}FiltersInput`)
+      // Our extension, REST's `filters[articles][$count]`: `articles_count: { gt: 3 }`.
+      if (target !== null && association.kind === 'relation' && !Object.hasOwn(model.attributes, `${attr}_count`)) lines.push(`${attr}_count: IntFilterInput`)
     }
     if (model.modelType === 'contentType') {
       lines.push('createdAt: DateTimeFilterInput', 'updatedAt: DateTimeFilterInput', 'publishedAt: DateTimeFilterInput')
@@ -353,6 +362,24 @@ class Generator {
     }
     lines.push(`and: [${name}FiltersInput]`, `or: [${name}FiltersInput]`, `not: ${name}FiltersInput`)
     this.#blocks.push(`input ${name}FiltersInput {\n  ${lines.join('\n  ')}\n}`)
+  }
+
+  /**
+   * Our extension, REST's `filters[blocks][on][<uid>]`: `<Zone>FiltersInput { on, and, or, not }`
+   * with `on: <Zone>OnFiltersInput`, one field per member named as its GraphQL type (the name a
+   * client writes in `... on ComponentSharedQuote`), holding that component's filters input.
+   */
+  #dynamicZoneFilters (model: Model, attr: string, uids: readonly string[]): string {
+    const union = this.#dynamicZone(model, attr, uids)
+    const name = `${union}FiltersInput`
+    if (this.#enums.has(name)) return name
+    this.#enums.add(name)
+    const members = uids.map((uid) => typeName(this.#registry.components.get(uid)!))
+    this.#blocks.push(
+      `input ${union}OnFiltersInput {\n  ${members.map((t) => `${t}: ${t}FiltersInput`).join('\n  ')}\n}`,
+      `input ${name} {\n  on: ${union}OnFiltersInput\n  and: [${name}]\n  or: [${name}]\n  not: ${name}\n}`
+    )
+    return name
   }
 
   /** `<Type>Input`: writable attributes; relations and media take documentIds (media: file ids). */
@@ -429,6 +456,31 @@ class Generator {
     }
   }
 
+  /**
+   * `<Type>Aggregate { group: JSON!, count: Int, sum, avg, min, max }`: one per group; the fields
+   * selected under `sum` ... `max` are the values computed (REST's `sum=views`). `sum` and `avg`
+   * list the numeric attributes, `min` and `max` the ordered ones (aggregate.ts in lib/query).
+   */
+  #aggregateType (model: ContentType): string {
+    const t = `${typeName(model)}Aggregate`
+    const fields = [...model.fields.values()].filter((f) => !f.hidden && f.name !== 'id' && f.name !== 'documentId' && f.name !== 'locale' &&
+      (f.system || this.#fieldConfig(model, f.name).output))
+    const numeric = fields.filter((f) => NUMERIC_TYPES.has(f.type))
+    const ordered = fields.filter((f) => ORDERED_TYPES.has(f.type))
+    const lines = ['group: JSON!', 'count: Int']
+    const block = (name: string, list: Field[], type: (f: Field) => string): void => {
+      if (list.length === 0) return
+      this.#blocks.push(`type ${t}${name} {\n  ${list.map((f) => `${f.name}: ${type(f)}`).join('\n  ')}\n}`)
+      lines.push(`${name.toLowerCase()}: ${t}${name}`)
+    }
+    block('Sum', numeric, (f) => f.type === 'biginteger' ? 'Long' : 'Float')
+    block('Avg', numeric, () => 'Float')
+    block('Min', ordered, (f) => f.type === 'enumeration' ? 'String' : SCALAR_GRAPHQL[f.type])
+    block('Max', ordered, (f) => f.type === 'enumeration' ? 'String' : SCALAR_GRAPHQL[f.type])
+    this.#blocks.push(`type ${t} {\n  ${lines.join('\n  ')}\n}`)
+    return t
+  }
+
   /** Query and Mutation fields of a content type, as the spec's table (entity) or Strapi 5 (flat). */
   #operations (model: ContentType, queries: string[], mutations: string[]): void {
     const config = this.#config(model.uid)
@@ -440,7 +492,7 @@ class Generator {
     const state = entity && model.draftAndPublish ? ', publicationState: PublicationState = LIVE' : ''
     const one = entity ? `${t}EntityResponse` : t
     const idArg = entity ? 'id: ID' : 'documentId: ID!'
-    const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null }
+    const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null, aggregate: null }
     const listArgs = `filters: ${t}FiltersInput, pagination: PaginationArg = {}, sort: [String] = []${state}, ${status}${locale}`
     if (single) {
       if (config.isActionEnabled('find')) {
@@ -459,6 +511,8 @@ class Generator {
           names.connection = `${names.find}_connection`
           queries.push(`${names.connection}(${listArgs}): ${t}EntityResponseCollection`, `${names.find}(${listArgs}): [${t}]!`)
         }
+        names.aggregate = `${names.find}_aggregate`
+        queries.push(`${names.aggregate}(filters: ${t}FiltersInput, groupBy: [String!] = []${state}, ${status}${locale}): [${this.#aggregateType(model)}!]!`)
       }
     }
     const writeStatus = entity ? 'status: PublicationStatus' : 'status: PublicationStatus = PUBLISHED'

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js'
-import { FILE_UID, type Association, type ComponentAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
+import { FILE_UID, type Association, type ComponentAssociation, type DynamicZoneAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
 import type { Component, ContentType, Field, Registry } from '../model/registry.js'
 import { castFilterValue } from './cast.js'
 import { isKnownAttribute } from './fields.js'
@@ -29,9 +29,30 @@ export type FilterNode =
   | { kind: 'not', child: FilterNode }
   | { kind: 'compare', field: Field, operator: ComparisonOperator, value: unknown }
   | RelatedFilter
+  | CountFilter
 
 /**
- * A condition on related rows (a relation, media field or component), with the semantics of
+ * Our extension, `filters[articles][$count][$gt]=3`: a condition on the number of related rows
+ * (those the caller may see, in the request's status), compiled as a count sub-select. `child`
+ * compares `COUNT_FIELD`, the count's own column.
+ */
+export interface CountFilter {
+  kind: 'count'
+  owner: string
+  association: RelationAssociation | MediaAssociation
+  target: ContentType
+  visible: FilterNode | null
+  child: FilterNode
+}
+
+/** The column a `CountFilter`'s child compares: the count, an integer, never NULL. */
+export const COUNT_FIELD: Field = Object.freeze({
+  name: '$count', column: 'n', type: 'integer', attribute: null, system: true, hidden: false, writable: false, localized: false
+})
+
+/**
+ * A condition on related rows (a relation, media field, component, or one component type of a
+ * dynamic zone), with the semantics of
  * Strapi's LEFT JOIN: it holds when some related row satisfies `child`, or when there is no
  * related row at all and a row of NULLs would satisfy it (`filters[category][$null]=true`).
  * Compiled as EXISTS sub-selects, so a parent never appears twice and totals stay right.
@@ -40,7 +61,8 @@ export interface RelatedFilter {
   kind: 'related'
   /** The uid of the model declaring the association (media links are polymorphic on it). */
   owner: string
-  association: RelationAssociation | MediaAssociation | ComponentAssociation
+  association: RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation
+  /** For a dynamic zone, the one component type (`on`) whose rows are tested. */
   target: ContentType | Component
   /** The related rows the caller may see (their type's row-level conditions), or null for all. */
   visible: FilterNode | null
@@ -202,11 +224,12 @@ function objectFilter (value: unknown, walk: Walk): FilterNode | null {
 /**
  * `filters[category][name][$eq]=Tech`, `filters[category][$null]=true`, `filters[author]=5`:
  * operators directly under a relation compare the related row's `id`; attribute keys filter the
- * related rows. Dynamic zones cannot be filtered (Strapi answers 400 too).
+ * related rows. A dynamic zone is filtered only through `on` (dynamic-zone-filter below).
  */
 function relatedFilter (association: Association, operand: unknown, walk: Walk, path: string): FilterNode | null {
-  if (association.kind === 'dynamiczone' || walk.registry === null) throw invalidKey(association.name, path)
+  if (walk.registry === null) throw invalidKey(association.name, path)
   if ((walk.model.attributes[association.name] as { private?: boolean }).private === true) throw invalidKey(association.name, path)
+  if (association.kind === 'dynamiczone') return dynamicZoneFilter(association, operand, walk, path)
   const target = association.kind === 'component'
     ? walk.registry.components.get(association.component)
     : walk.registry.get(association.kind === 'media' ? FILE_UID : association.target)
@@ -214,22 +237,75 @@ function relatedFilter (association: Association, operand: unknown, walk: Walk, 
   const { visibility } = walk
   const related = association.kind === 'component' ? null : target as ContentType
   if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(association.name, path)
+  const allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
+  const visible = related === null || visibility === null ? null : visibility.rows(related)
+  let rest = operand
+  let counted: FilterNode | null = null
+  if (isPlainObject(operand) && Object.hasOwn(operand, '$count')) {
+    if (related === null || association.kind === 'component') throw invalidKey('$count', path)
+    const { $count: condition, ...others } = operand
+    rest = others
+    const conditions = fieldConditions(COUNT_FIELD, condition, { ...walk, path: path.split('.') })
+    if (conditions !== null) counted = { kind: 'count', owner: walk.model.uid, association, target: related, visible, child: conditions }
+    if (Object.keys(others).length === 0) return counted
+  }
+  const child = relatedChild(association.name, rest, target, allowed, walk, path)
+  const node: FilterNode | null = child === null ? null : { kind: 'related', owner: walk.model.uid, association, target, visible, child, matchesNone: onNullRow(child) === true }
+  const parts: Array<FilterNode | null> = [counted, node]
+  return and(parts.filter(notNull))
+}
+
+/** The filter on one related row: `{ name: {...} }`, or operators/a value on its `id`. */
+function relatedChild (
+  name: string, operand: unknown, target: ContentType | Component, allowed: ReadonlySet<string> | null, walk: Walk, path: string
+): FilterNode | null {
   let inner: unknown = operand
   if (!isPlainObject(operand)) inner = { id: operand }
   else {
     const keys = Object.keys(operand)
     const operators = keys.filter((k) => OPERATORS.has(k))
     if (operators.length > 0 && operators.length < keys.length) {
-      throw new ValidationError('Operator and non-operator keys cannot be mixed in a relation where clause', { key: association.name, path, source: 'query', param: 'filters' })
+      throw new ValidationError('Operator and non-operator keys cannot be mixed in a relation where clause', { key: name, path, source: 'query', param: 'filters' })
     }
     if (operators.length > 0) inner = { id: operand }
     if (keys.length === 0) return null
   }
-  const allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
-  const child = objectFilter(inner, { registry: walk.registry, visibility, allowed, model: target, path: path.split('.') })
-  if (child === null) return null
-  const visible = related === null || visibility === null ? null : visibility.rows(related)
-  return { kind: 'related', owner: walk.model.uid, association, target, visible, child, matchesNone: onNullRow(child) === true }
+  return objectFilter(inner, { registry: walk.registry, visibility: walk.visibility, allowed, model: target, path: path.split('.') })
+}
+
+/**
+ * Our extension (Strapi refuses every filter on a dynamic zone): `filters[blocks][on][shared.quote][text][$containsi]=x`
+ * holds when some `shared.quote` item of the zone matches, with the component's attribute
+ * filters (nested components, `$and`/`$or`/`$not`) under the uid. Several uids under one `on`
+ * are AND-ed like any sibling keys; `$and`, `$or` and `$not` combine `on` conditions. Any other
+ * key, as a filter on the zone itself, stays Strapi's 400 `Invalid key blocks`.
+ */
+function dynamicZoneFilter (association: DynamicZoneAssociation, operand: unknown, walk: Walk, path: string): FilterNode | null {
+  if (!isPlainObject(operand)) throw invalidKey(association.name, path)
+  const children: FilterNode[] = []
+  for (const [key, value] of Object.entries(operand)) {
+    if (key === 'on') {
+      if (!isPlainObject(value)) throw invalidKey(key, `${path}.on`)
+      for (const [uid, filter] of Object.entries(value)) {
+        const target = association.components.includes(uid) ? walk.registry!.components.get(uid) : undefined
+        if (target === undefined) throw invalidKey(uid, `${path}.on`)
+        const child = relatedChild(association.name, filter, target, null, walk, `${path}.on.${uid}`)
+        if (child !== null) {
+          children.push({ kind: 'related', owner: walk.model.uid, association, target, visible: null, child, matchesNone: onNullRow(child) === true })
+        }
+      }
+    } else if (key === '$and' || key === '$or') {
+      if (!Array.isArray(value)) throw new ValidationError(`Operator ${key} must be an array`, { key, path, source: 'query', param: 'filters' })
+      const nodes = value.map((item) => dynamicZoneFilter(association, item, walk, path)).filter(notNull)
+      if (nodes.length > 0) children.push(key === '$and' ? and(nodes)! : or(nodes))
+    } else if (key === '$not') {
+      const inner = dynamicZoneFilter(association, value, walk, path)
+      if (inner !== null) children.push({ kind: 'not', child: inner })
+    } else {
+      throw invalidKey(association.name, path)
+    }
+  }
+  return and(children)
 }
 
 /** SQL's three-valued result of a filter on a row of NULLs (true, false or unknown = null). */
@@ -258,14 +334,17 @@ export function onNullRow (node: FilterNode): boolean | null {
       return values.includes(true) ? true : values.includes(null) ? null : false
     }
     case 'related': return node.matchesNone
+    // A row of NULLs has no related rows to count: left unknown, so such a parent never matches.
+    case 'count': return null
   }
 }
 
 /**
  * Validates Strapi's `filters` (`filters[title][$eq]=x`, `filters[$or][0][...]`, arrays as AND,
- * `filters[category][name][$eq]=x` through relations, components and media) into a `FilterNode`,
- * or null when it filters nothing. Unknown fields and operators, private and password fields,
- * dynamic zones and values that cannot be cast for their field are 400s.
+ * `filters[category][name][$eq]=x` through relations, components and media, `filters[blocks][on][<uid>]...`
+ * through a dynamic zone) into a `FilterNode`, or null when it filters nothing. Unknown fields and
+ * operators, private and password fields, a dynamic zone without `on` and values that cannot be
+ * cast for their field are 400s.
  */
 export function parseFilters (
   model: ContentType | Component, raw: unknown, registry: Registry | null = null, visibility: ReadLimits | null = null,
@@ -286,6 +365,7 @@ export function filtersLocale (node: FilterNode | null): boolean {
     case 'or': return node.children.some(filtersLocale)
     case 'not': return filtersLocale(node.child)
     case 'compare': return node.field.name === 'locale' && node.field.system
-    case 'related': return false
+    case 'related':
+    case 'count': return false
   }
 }

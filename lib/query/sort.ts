@@ -20,6 +20,11 @@ export interface SortTerm {
   path: SortHop[]
   field: Field
   direction: 'asc' | 'desc'
+  /**
+   * Our extension, `sort=articles:count:desc`: order by the number of rows the last hop of `path`
+   * reaches (those the caller may see, in the request's status); `field` is then the target's id.
+   */
+  count?: true
 }
 
 type Model = ContentType | Component
@@ -34,8 +39,8 @@ function direction (value: unknown): 'asc' | 'desc' {
   return lower
 }
 
-function invalidKey (key: string, path: string): ValidationError {
-  return ValidationError.invalidKey(key, { key, path, source: 'query', param: 'sort' })
+function invalidKey (key: string, path: string, param = 'sort'): ValidationError {
+  return ValidationError.invalidKey(key, { key, path, source: 'query', param })
 }
 
 /** What a sort may name: the registry, the caller's reach through relations, the root's attributes. */
@@ -44,13 +49,15 @@ interface Reach {
   visibility: ReadLimits | null
   /** A field-level permission on the root model (all when null). */
   allowed: ReadonlySet<string> | null
+  /** The parameter named in errors' details (`sort` unless said). */
+  param?: string
 }
 
 /**
  * Resolves `category.name` (or `['category', 'name']`) to the hops and the final field. Every
  * name must be visible to the caller where it is used: sorting by an attribute reveals its order.
  */
-function resolvePath (model: Model, names: string[], reach: Reach): { path: SortHop[], field: Field } {
+function resolvePath (model: Model, names: string[], reach: Reach, counted = false): { path: SortHop[], field: Field } {
   const { registry, visibility } = reach
   if (names.length > QS_DEPTH + 1) throw new ValidationError(`Invalid sort: deeper than ${QS_DEPTH} levels`)
   const path: SortHop[] = []
@@ -59,30 +66,48 @@ function resolvePath (model: Model, names: string[], reach: Reach): { path: Sort
   for (const [i, name] of names.entries()) {
     if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
     const where = names.slice(0, i + 1).join('.')
-    if (allowed !== null && Object.hasOwn(current.attributes, name) && !allowed.has(name)) throw invalidKey(name, where)
-    if (i === names.length - 1) return { path, field: resolveField(current, name, 'sort') }
+    if (allowed !== null && Object.hasOwn(current.attributes, name) && !allowed.has(name)) throw invalidKey(name, where, reach.param)
+    const last = i === names.length - 1
+    if (last && !counted) return { path, field: resolveField(current, name, reach.param ?? 'sort') }
     const association = current.associations.get(name)
+    // Only relations and media are counted: a component's rows are the document's own content.
+    if (last && association?.kind === 'component') throw invalidKey(name, where, reach.param)
     if (association === undefined || association.kind === 'dynamiczone' || registry === null ||
       (current.attributes[name] as { private?: boolean }).private === true) {
-      throw invalidKey(name, where)
+      throw invalidKey(name, where, reach.param)
     }
     const target = association.kind === 'component'
       ? registry.components.get(association.component)
       : registry.get(association.kind === 'media' ? FILE_UID : association.target)
-    if (target === undefined) throw invalidKey(name, where)
+    if (target === undefined) throw invalidKey(name, where, reach.param)
     const related = target.modelType === 'contentType' ? target : null
-    if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(name, where)
+    if (related !== null && visibility !== null && !visibility.canRead(related.uid)) throw invalidKey(name, where, reach.param)
     path.push({ association, target, owner: current.uid, visible: related === null || visibility === null ? null : visibility.rows(related) })
+    if (last) return { path, field: target.fields.get('id')! }
     current = target
     allowed = related === null || visibility === null ? null : visibility.fields(related.uid)
   }
   throw new ValidationError('Field cannot be empty')
 }
 
+/**
+ * A dotted path (`category.name`) to a field, checked as a sort path is: every hop readable by the
+ * caller, private attributes and dynamic zones refused. `groupBy` (aggregate.ts) reads through it.
+ */
+export function resolveReadPath (
+  model: Model, names: string[], registry: Registry | null, visibility: ReadLimits | null, allowed: ReadonlySet<string> | null
+): { path: SortHop[], field: Field } {
+  return resolvePath(model, names, { registry, visibility, allowed, param: 'groupBy' })
+}
+
 function termFromString (model: Model, item: string, reach: Reach): SortTerm {
   const [name, order = 'asc', ...rest] = item.split(':')
-  if (rest.length > 0) throw new ValidationError('Invalid order. order can only be one of asc|desc|ASC|DESC')
   if (name.trim() === '') throw new ValidationError('Field cannot be empty')
+  // `articles:count` and `articles:count:desc`: by the number of related documents.
+  if (order.trim() === 'count' && rest.length <= 1) {
+    return { ...resolvePath(model, name.trim().split('.'), reach, true), direction: direction((rest[0] ?? 'asc').trim()), count: true }
+  }
+  if (rest.length > 0) throw new ValidationError('Invalid order. order can only be one of asc|desc|ASC|DESC')
   return { ...resolvePath(model, name.trim().split('.'), reach), direction: direction(order.trim()) }
 }
 
@@ -90,6 +115,8 @@ function termFromString (model: Model, item: string, reach: Reach): SortTerm {
 function termsFromObject (model: Model, item: Record<string, unknown>, reach: Reach, prefix: string[] = []): SortTerm[] {
   return Object.entries(item).flatMap(([name, order]) => {
     if (FORBIDDEN_KEYS.has(name)) throw new ValidationError('Invalid sort query')
+    // `sort[articles][$count]=desc`: by the number of related documents.
+    if (name === '$count' && prefix.length > 0) return [{ ...resolvePath(model, prefix, reach, true), direction: direction(order), count: true as const }]
     const names = [...prefix, name]
     if (typeof order === 'object' && order !== null && !Array.isArray(order)) {
       return termsFromObject(model, order as Record<string, unknown>, reach, names)
@@ -101,7 +128,8 @@ function termsFromObject (model: Model, item: Record<string, unknown>, reach: Re
 /**
  * `sort` in all of Strapi's forms: `title`, `title:desc`, `kind,title:desc`, `sort[0]=a&sort[1]=b:desc`,
  * `sort[title]=desc`, `sort[0][title]=desc`, and through relations `category.name:asc` or
- * `sort[category][name]=asc`. The direction is case-insensitive; unknown, private and password
+ * `sort[category][name]=asc`, and our extension by a relation's count, `articles:count:desc` or
+ * `sort[articles][$count]=desc`. The direction is case-insensitive; unknown, private and password
  * fields, and dynamic zones, are a 400.
  */
 export function parseSort (

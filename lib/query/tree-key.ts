@@ -52,12 +52,14 @@ function filter (node: FilterNode | null): Key {
       return ['compare', node.field.name, node.operator, value(node.value)]
     case 'related':
       return ['related', node.owner, node.association.name, node.target.uid, filter(node.visible), filter(node.child), node.matchesNone]
+    case 'count':
+      return ['count', node.owner, node.association.name, node.target.uid, filter(node.visible), filter(node.child)]
   }
 }
 
 function sort (terms: readonly SortTerm[]): Key {
   return terms.map((term) => [
-    term.path.map((hop) => [hop.owner, hop.association.name, hop.target.uid, filter(hop.visible)]), term.field.name, term.direction
+    term.path.map((hop) => [hop.owner, hop.association.name, hop.target.uid, filter(hop.visible)]), term.field.name, term.direction, term.count === true
   ])
 }
 

@@ -15,7 +15,7 @@ import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import { OPEN_SCOPE, routeHooks } from './route-config.js'
 import type { ModelSchemas } from '../http/openapi-models.js'
 import { OPTIONAL_BEARER, SECURITY_CONFIG } from '../http/openapi-security.js'
-import { DocumentParamsSchema, ErrorEnvelopeSchema, bodySchema, listResponseSchema, querySchema, singleResponseSchema } from './schemas.js'
+import { AggregateResponseSchema, DocumentParamsSchema, ErrorEnvelopeSchema, aggregateQuerySchema, bodySchema, listResponseSchema, querySchema, singleResponseSchema } from './schemas.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -164,6 +164,27 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     else entry.methods.push(method)
   }
 
+  /**
+   * Our extension, `GET /<plural>/aggregate` (docs/aggregations.md): under the `find` permission
+   * and its route config (the same rows and fields as the list), never a documentId (those are 24
+   * characters), and a static segment, which the router prefers to `/:documentId`.
+   */
+  const aggregateRoute = (base: string): void => {
+    const access: AccessRequest = { uid: model.uid, action: 'find' }
+    app.route({
+      method: 'GET',
+      url: `${base}/aggregate`,
+      schema: doc({ tags, summary: `Aggregate ${model.pluralName} (count, sum, avg, min, max, groupBy)`, security, querystring: aggregateQuerySchema(schemas, model), response: { 200: AggregateResponseSchema, ...errors } }),
+      config: { contentApi: access },
+      preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.find),
+      handler: async (request, reply) => {
+        const raw = parseQueryString(request.url, ctx.limits)
+        const data = await service.aggregateJson(raw, { access: scope(request), consistency: requestedConsistency(request) })
+        return reply.code(200).type(JSON_TYPE).send(`{"data":${data},"meta":{}}`)
+      }
+    })
+  }
+
   if (model.kind === 'collectionType') {
     const base = `/${model.pluralName}`
     const one = `${base}/:documentId`
@@ -175,6 +196,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
         return listBody(page.json, paginationMeta(query.pagination, page.total, page.links))
       }
     })
+    if (enabled('find')) aggregateRoute(base)
     route('POST', base, 'create', {
       schema: doc({ tags, summary: `Create a ${model.singularName}`, security, querystring: querySchema(schemas, model, 'write'), body: bodySchema(schemas, model, true), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {

@@ -87,3 +87,49 @@ export const DocumentParamsSchema: JsonSchema = {
   properties: { documentId: { type: 'string', description: 'the document\'s documentId' } },
   required: ['documentId']
 }
+
+/** `{ data: [{ group, count?, sum?, avg?, min?, max? }], meta: {} }`: one element per group (docs/aggregations.md). */
+export const AggregateResponseSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          group: { type: 'object', additionalProperties: true, description: 'the group keys, as named in groupBy' },
+          count: { type: 'integer' },
+          sum: { type: 'object', additionalProperties: true },
+          avg: { type: 'object', additionalProperties: true },
+          min: { type: 'object', additionalProperties: true },
+          max: { type: 'object', additionalProperties: true }
+        },
+        required: ['group']
+      }
+    },
+    meta: { type: 'object' }
+  },
+  required: ['data', 'meta']
+}
+
+/** Our extension's aggregate route (docs/aggregations.md): the list's filters, status and locale, and what to compute. */
+export function aggregateQuerySchema (schemas: ModelSchemas, model: ContentType): JsonSchema {
+  const { properties } = querySchema(schemas, model, 'list') as { properties: Record<string, JsonSchema> }
+  const fields = (description: string): JsonSchema => list(description)
+  return {
+    type: 'object',
+    properties: {
+      filters: properties.filters,
+      ...(properties.status === undefined ? {} : { status: properties.status }),
+      ...(properties.locale === undefined ? {} : { locale: properties.locale }),
+      count: { type: 'boolean', description: '`false` leaves out the number of documents per group (default true)' },
+      sum: fields('numeric fields to sum: `views`, `views,rating` or `sum[0]=views`'),
+      avg: fields('numeric fields to average'),
+      min: fields('numeric, text or date fields: their minimum'),
+      max: fields('numeric, text or date fields: their maximum'),
+      groupBy: fields('fields to group by, also through to-one relations: `kind`, `category`, `category.name`')
+    },
+    style: 'deepObject',
+    explode: true
+  }
+}

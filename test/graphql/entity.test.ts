@@ -99,9 +99,12 @@ t.test('attributes, relations, media, components and dynamic zones in the output
     category: 'CategoryFiltersInput',
     authors: 'AuthorFiltersInput',
     seo: 'ComponentSharedSeoFiltersInput',
+    blocks: 'ArticleBlocksDynamicZoneFiltersInput',
     locale: 'StringFilterInput'
   }
   for (const [field, type] of Object.entries(filters)) t.equal(fieldType('ArticleFiltersInput', field), type, `ArticleFiltersInput.${field}`)
+  t.equal(fieldType('ArticleBlocksDynamicZoneFiltersInput', 'on'), 'ArticleBlocksDynamicZoneOnFiltersInput', 'a dynamic zone filters through on')
+  t.equal(fieldType('ArticleBlocksDynamicZoneOnFiltersInput', 'ComponentSharedQuote'), 'ComponentSharedQuoteFiltersInput', 'one field per member, by type name')
   for (const scalar of ['ID', 'String', 'Int', 'Long', 'Float', 'Boolean', 'Date', 'DateTime', 'Time', 'JSON']) {
     const input = schema.getType(`${scalar}FilterInput`)
     t.ok(isInputObjectType(input), `${scalar}FilterInput`)

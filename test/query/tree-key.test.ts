@@ -11,8 +11,8 @@ import { seededRandom, type Random } from '../helpers/random.js'
  * The document service caches a compiled statement under its tree's key, whichever surface built
  * the tree: two different trees sharing a key would answer one query with another's SQL. Random
  * queries over the oracle's models (filters with values JSON cannot tell apart, sorts through
- * relations, populate of relations, media, components and dynamic zones, pagination, status,
- * locale), and populate trees with GraphQL's slots, grouped by key: every group holds one tree.
+ * relations and by relation counts, dynamic-zone and count filters, populate of relations, media,
+ * components and dynamic zones, pagination, status, locale), and populate trees with GraphQL's slots, grouped by key: every group holds one tree.
  */
 
 const registry = createRegistry(oracleModels, oracleComponents)
@@ -33,9 +33,13 @@ const FILTERS: Array<(r: Random) => unknown> = [
   (r) => ({ authors: { name: { $null: r.pick([true, false]) } } }),
   (r) => ({ seo: { metaTitle: { $notNull: true } }, featured: r.pick([true, false]) }),
   (r) => ({ $or: [{ title: r.pick(['a', 'b']) }, { views: r.pick([1, 2]) }] }),
-  (r) => ({ $not: { title: r.pick(['a', 'b']) } })
+  (r) => ({ $not: { title: r.pick(['a', 'b']) } }),
+  (r) => ({ blocks: { on: { [r.pick(['shared.quote', 'shared.rich-text'])]: { id: { $notNull: true } } } } }),
+  (r) => ({ blocks: { on: { 'shared.quote': { [r.pick(['text', 'author'])]: { $eq: 'x' } } } } }),
+  (r) => ({ authors: { $count: { [r.pick(['$gt', '$lt'])]: r.pick([1, 2]) } } }),
+  (r) => ({ authors: { $count: { $gt: 1 }, name: { $eq: r.pick(['x', 'y']) } } })
 ]
-const SORTS: unknown[] = [undefined, 'title', 'title:desc', ['views:asc', 'title'], ['title', 'views:asc'], 'category.name', 'category.name:desc']
+const SORTS: unknown[] = [undefined, 'title', 'title:desc', ['views:asc', 'title'], ['title', 'views:asc'], 'category.name', 'category.name:desc', 'authors:count', 'authors:count:desc', 'category.articles:count']
 const FIELDS: unknown[] = [undefined, ['title'], ['title', 'views'], ['views', 'title']]
 const POPULATES: unknown[] = [
   undefined, '*', { category: true }, { authors: true }, { authors: { sort: 'name' } }, { authors: { sort: 'name', limit: 1 } },

@@ -49,8 +49,10 @@ t.test('an OpenAPI document of every content-type route', async (t) => {
     t.same(methodsOf(spec.paths['/api/everythings']), ['get', 'post'])
     t.same(methodsOf(spec.paths['/api/everythings/{documentId}']), ['delete', 'get', 'put'])
     t.same(methodsOf(spec.paths['/api/homepage']), ['delete', 'get', 'put'])
+    t.same(methodsOf(spec.paths['/api/articles/aggregate']), ['get'], 'our aggregate extension')
     t.same(contentPaths(spec), [
-      '/api/articles', '/api/articles/{documentId}', '/api/everythings', '/api/everythings/{documentId}', '/api/homepage'
+      '/api/articles', '/api/articles/aggregate', '/api/articles/{documentId}', '/api/everythings', '/api/everythings/aggregate',
+      '/api/everythings/{documentId}', '/api/homepage'
     ], 'no other content path: the single type has no /{documentId} route, no plural route')
   })
 
@@ -272,7 +274,7 @@ t.test('the documented paths follow rest.prefix', async (t) => {
     await app.register(swagger, { openapi: {} })
   })
   const spec = app.swagger() as Schema
-  t.same(contentPaths(spec, '/content'), ['/content/articles', '/content/articles/{documentId}', '/content/homepage'])
+  t.same(contentPaths(spec, '/content'), ['/content/articles', '/content/articles/aggregate', '/content/articles/{documentId}', '/content/homepage'])
   t.notOk(Object.keys(spec.paths).some((p) => p.startsWith('/api/')), 'nothing is documented under /api')
   t.ok(spec.paths['/content/auth/local'], 'the auth routes too')
 })
