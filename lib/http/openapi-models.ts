@@ -104,54 +104,64 @@ const RELATION_REF: JsonSchema = {
 
 const refList = (item: JsonSchema): JsonSchema => ({ anyOf: [item, { type: 'array', items: item }, { type: 'null' }] })
 
+/** `{ connect, disconnect }`, where `connect` items may say where they go. */
+const RELATION_LONGHAND: JsonSchema = {
+  type: 'object',
+  properties: {
+    connect: refList({
+      anyOf: [
+        { $ref: 'ContentApiRelationRef' },
+        {
+          type: 'object',
+          properties: {
+            documentId: { type: 'string', minLength: 1 },
+            id: { type: 'integer', minimum: 1 },
+            locale: { type: 'string' },
+            position: {
+              anyOf: [
+                { type: 'object', properties: { before: { $ref: 'ContentApiRelationRef' } }, required: ['before'], additionalProperties: false },
+                { type: 'object', properties: { after: { $ref: 'ContentApiRelationRef' } }, required: ['after'], additionalProperties: false },
+                { type: 'object', properties: { start: { type: 'boolean', enum: [true] } }, required: ['start'], additionalProperties: false },
+                { type: 'object', properties: { end: { type: 'boolean', enum: [true] } }, required: ['end'], additionalProperties: false }
+              ]
+            }
+          },
+          required: ['position'],
+          additionalProperties: false
+        }
+      ]
+    }),
+    disconnect: refList({ $ref: 'ContentApiRelationRef' })
+  },
+  additionalProperties: false
+}
+
 /**
  * Every form lib/documents/relation-input.ts parses: a reference or a list of them (replaces the
- * links), `null` (clears them), `{ set }`, or `{ connect, disconnect }` where `connect` items may
- * say where they go (`position: { before | after: ref } | { start: true } | { end: true }`).
+ * links), `{ set }`, or `{ connect, disconnect }` where `connect` items may say where they go
+ * (`position: { before | after: ref } | { start: true } | { end: true }`); `null` clears them.
+ * For a required relation (`ContentApiRequiredRelationInput`), as validate-input.ts's
+ * `linksNothing` rules: no empty list, no empty `set` (a create's empty `connect` is refused too).
  */
-const RELATION_INPUT: JsonSchema = {
-  $id: 'ContentApiRelationInput',
-  description: 'A relation write: a documentId, an id, a list of them, `{ set }`, or `{ connect, disconnect }` (null clears it)',
-  anyOf: [
-    { $ref: 'ContentApiRelationRef' },
-    { type: 'array', items: { $ref: 'ContentApiRelationRef' } },
-    {
-      type: 'object',
-      properties: { set: refList({ $ref: 'ContentApiRelationRef' }) },
-      required: ['set'],
-      additionalProperties: false
-    },
-    {
-      type: 'object',
-      properties: {
-        connect: refList({
-          anyOf: [
-            { $ref: 'ContentApiRelationRef' },
-            {
-              type: 'object',
-              properties: {
-                documentId: { type: 'string', minLength: 1 },
-                id: { type: 'integer', minimum: 1 },
-                locale: { type: 'string' },
-                position: {
-                  anyOf: [
-                    { type: 'object', properties: { before: { $ref: 'ContentApiRelationRef' } }, required: ['before'], additionalProperties: false },
-                    { type: 'object', properties: { after: { $ref: 'ContentApiRelationRef' } }, required: ['after'], additionalProperties: false },
-                    { type: 'object', properties: { start: { type: 'boolean', enum: [true] } }, required: ['start'], additionalProperties: false },
-                    { type: 'object', properties: { end: { type: 'boolean', enum: [true] } }, required: ['end'], additionalProperties: false }
-                  ]
-                }
-              },
-              required: ['position'],
-              additionalProperties: false
-            }
-          ]
-        }),
-        disconnect: refList({ $ref: 'ContentApiRelationRef' })
+function relationInput (required: boolean): JsonSchema {
+  const list = { type: 'array', items: { $ref: 'ContentApiRelationRef' }, ...(required ? { minItems: 1 } : {}) }
+  return {
+    $id: required ? 'ContentApiRequiredRelationInput' : 'ContentApiRelationInput',
+    description: required
+      ? 'A required relation write: a documentId, an id, a non-empty list of them, `{ set }` naming one at least, or `{ connect, disconnect }`'
+      : 'A relation write: a documentId, an id, a list of them, `{ set }`, or `{ connect, disconnect }` (null clears it)',
+    anyOf: [
+      { $ref: 'ContentApiRelationRef' },
+      list,
+      {
+        type: 'object',
+        properties: { set: required ? { anyOf: [{ $ref: 'ContentApiRelationRef' }, list] } : refList({ $ref: 'ContentApiRelationRef' }) },
+        required: ['set'],
+        additionalProperties: false
       },
-      additionalProperties: false
-    }
-  ]
+      RELATION_LONGHAND
+    ]
+  }
 }
 
 /** A file named by its id (as a number, a string of digits, or `{ id }`), as write-media.ts reads it. */
@@ -211,7 +221,7 @@ const ERROR: JsonSchema = {
   required: ['data', 'error']
 }
 
-const SHARED = [ERROR, RELATION_INPUT, { $id: 'ContentApiRelationRef', ...RELATION_REF }, FILE_REF, FIELD_FILTER]
+const SHARED = [ERROR, relationInput(false), relationInput(true), { $id: 'ContentApiRelationRef', ...RELATION_REF }, FILE_REF, FIELD_FILTER]
 
 /**
  * Builds the named schemas of every content type and component. `taken(id)` says whether the
@@ -335,9 +345,9 @@ function inputSchema (model: ContentType | Component, ref: Ref, omit?: (name: st
 /** The write forms of a relation, media, component or dynamic zone, null aside. */
 function associationInput (attribute: Attribute, ref: Ref): JsonSchema {
   switch (attribute.type) {
-    case 'relation': return { $ref: 'ContentApiRelationInput' }
+    case 'relation': return { $ref: attribute.required === true ? 'ContentApiRequiredRelationInput' : 'ContentApiRelationInput' }
     case 'media': return attribute.multiple === true
-      ? { anyOf: [{ type: 'array', items: { $ref: 'ContentApiFileRef' } }, { $ref: 'ContentApiFileRef' }], description: 'file ids' }
+      ? { anyOf: [{ type: 'array', items: { $ref: 'ContentApiFileRef' }, ...(attribute.required === true ? { minItems: 1 } : {}) }, { $ref: 'ContentApiFileRef' }], description: 'file ids' }
       : { allOf: [{ $ref: 'ContentApiFileRef' }], description: 'a file id' }
     case 'component': return attribute.repeatable === true
       ? { type: 'array', items: ref(attribute.component, 'input'), ...itemBounds(attribute) }

@@ -2,6 +2,7 @@ import t from 'tap'
 import swagger from '@fastify/swagger'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { FastifyInstance } from 'fastify'
+import { defineComponent, defineContentType } from '../../lib/index.js'
 import { build } from '../helpers/build.js'
 import { everything } from '../fixtures/models.js'
 import { createFile, openAccess, relationOptions } from '../fixtures/relations.js'
@@ -181,4 +182,57 @@ t.test('the document and the server agree', async (t) => {
     t.notOk(accepts(createArticle, { data: { views: 1 } }))
     t.equal(await post('/api/articles?status=draft', { data: { views: 1 } }), 200, 'a draft may leave the required title out')
   })
+})
+
+/** Required associations, a default, a generated uid and a read-only attribute. */
+const shelf = defineContentType({
+  kind: 'collectionType',
+  info: { singularName: 'shelf', pluralName: 'shelves', displayName: 'Shelf' },
+  options: { draftAndPublish: false },
+  attributes: { name: { type: 'string' } }
+})
+const book = defineContentType({
+  kind: 'collectionType',
+  info: { singularName: 'book', pluralName: 'books', displayName: 'Book' },
+  options: { draftAndPublish: false },
+  attributes: {
+    title: { type: 'string', required: true },
+    code: { type: 'uid', targetField: 'title', required: true },
+    pages: { type: 'integer', required: true, default: 1 },
+    locked: { type: 'string', writable: false },
+    shelf: { type: 'relation', relation: 'manyToOne', target: 'api::shelf.shelf', required: true },
+    scans: { type: 'media', multiple: true, required: true },
+    spec: { type: 'component', component: 'book.spec', required: true },
+    parts: { type: 'dynamiczone', components: ['book.spec'], required: true, min: 1 }
+  }
+})
+const spec = defineComponent({ info: { displayName: 'Spec' }, attributes: { isbn: { type: 'string', required: true } } })
+
+t.test('required associations: the document and the server agree', async (t) => {
+  const { app } = await build(t, { models: [shelf, book], components: { 'book.spec': spec } }, async (app) => {
+    await app.register(swagger, { openapi: { openapi: '3.1.0' }, refResolver })
+  })
+  const { spec: document, accepts } = documentOf(app)
+  const create = bodyOf(document, '/api/books', 'post')
+  t.same(create.properties.data.allOf[1].required, ['title', 'shelf', 'scans', 'spec', 'parts'],
+    'neither the uid generated from title, nor the attribute with a default, nor the read-only one')
+  t.notOk('locked' in document.components.schemas.BookInput.properties)
+  const shelfId = (await app.inject({ method: 'POST', url: '/api/shelves', payload: { data: { name: 'A' } } })).json().data.documentId as string
+  const scan = await createFile(app, 'scan.png')
+  const valid = { title: 'T', shelf: shelfId, scans: [scan.id], spec: { isbn: '1' }, parts: [{ __component: 'book.spec', isbn: '2' }] }
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['every required association', valid],
+    ['a required relation as an empty list', { ...valid, shelf: [] }],
+    ['a required relation as an empty set', { ...valid, shelf: { set: [] } }],
+    ['a required relation null', { ...valid, shelf: null }],
+    ['a required relation by { set }', { ...valid, shelf: { set: [shelfId] } }],
+    ['required media as an empty list', { ...valid, scans: [] }],
+    ['a required component null', { ...valid, spec: null }],
+    ['a dynamic zone under its min', { ...valid, parts: [] }]
+  ]
+  for (const [what, data] of cases) {
+    const expected = accepts(create, { data })
+    const res = await app.inject({ method: 'POST', url: '/api/books', payload: { data } })
+    t.equal(res.statusCode, expected ? 200 : 400, `${what}: the document says ${expected ? 'valid' : 'invalid'}, the server answers ${res.statusCode}`)
+  }
 })
