@@ -175,7 +175,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       method: 'GET',
       url: `${base}/aggregate`,
       schema: doc({ tags, summary: `Aggregate ${model.pluralName} (count, sum, avg, min, max, groupBy)`, security, querystring: aggregateQuerySchema(schemas, model), response: { 200: AggregateResponseSchema, ...errors } }),
-      config: { contentApi: access },
+      config: { contentApi: access, ...SECURITY_CONFIG },
       preHandler: routeHooks(app, ctx.access, ctx.policies, access, settings.config?.find),
       handler: async (request, reply) => {
         const raw = parseQueryString(request.url, ctx.limits)
