@@ -91,3 +91,11 @@ t.test('unknown arguments and fields keep graphql-js\'s suggestions', async (t) 
   const value = await gql('{ articles(status: PUBLISH) { title } }')
   t.equal(value.body.errors[0].message, 'Value "PUBLISH" does not exist in "PublicationStatus" enum. Did you mean the enum value "PUBLISHED"?')
 })
+
+t.test('suggestions stay when introspection is off (production), as in Strapi (Apollo does not hide them by default)', async (t) => {
+  const closed = await buildGraphql(t, { format: 'flat', introspection: false, landingPage: false })
+  const arg = await closed.gql('{ articles(sorts: "title") { title } }')
+  t.equal(arg.body.errors[0].message, 'Unknown argument "sorts" on field "Query.articles". Did you mean "sort" or "status"?')
+  const introspection = await closed.gql('{ __schema { queryType { name } } }')
+  t.equal(introspection.status, 400, 'while introspection is refused')
+})
