@@ -51,7 +51,8 @@ export function resolvePolicy<Context> (
   const name = typeof item === 'string' ? item : item.name
   const fn = find(name)
   if (fn === undefined) throw unknown(name)
-  return { inline: false, fn, config: typeof item === 'string' ? undefined : item.config }
+  // As Strapi resolves it: a policy named without a config gets an empty one.
+  return { inline: false, fn, config: typeof item === 'string' ? {} : item.config ?? {} }
 }
 
 /** Runs policies in order; the first that refuses throws a PolicyError (Strapi's "Policy Failed"). */

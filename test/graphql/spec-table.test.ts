@@ -22,7 +22,8 @@ const { app, gql } = await buildGraphql(t, {}, (app) => {
         policies: [
           (_ctx, { instance }) => { seen.push({ second: instance, third: undefined }); return true },
           (_ctx, second, third) => { seen.push({ second, third }); return true },
-          { name: 'configured', config: { role: 'editor' } }
+          { name: 'configured', config: { role: 'editor' } },
+          'configured'
         ]
       }
     }
@@ -60,7 +61,7 @@ t.test('policies: a function is called (context, { instance }), a registered one
   const answer = await gql('{ categories(pagination: { pageSize: 1 }) { data { id } } }')
   t.equal(answer.status, 200)
   t.notOk(answer.body.errors)
-  t.equal(seen.length, 3)
+  t.equal(seen.length, 4)
   t.equal(seen[0].second, appRef, 'destructured `instance` is the Fastify app')
   const extras = seen[1].second as PolicyExtras
   t.equal(extras.instance, app)
@@ -69,6 +70,7 @@ t.test('policies: a function is called (context, { instance }), a registered one
   t.equal(seen[1].third, extras, 'and the same object third, where Strapi code reads { strapi }')
   t.same(seen[2].second, { role: 'editor' }, 'a registered policy gets its config second')
   t.equal((seen[2].third as PolicyExtras).instance, app, 'and the extras third')
+  t.same(seen[3].second, {}, 'named without a config: an empty one, as Strapi gives')
 })
 
 t.test('Shadow CRUD changes throw once the schema is built; its getters still answer', async (t) => {
