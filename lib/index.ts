@@ -312,7 +312,7 @@ export { contentApi }
 
 export type { ContentApiOptions, EmailMessage } from './options/index.js'
 export type { CacheControl, ContentTypeRoutes, CoreAnswer, RestRoutes, RouteAction, RouteActionConfig, RouteController, RouteMiddleware } from './options/rest-routes.js'
-export type { Policy, PolicyReference, RoutePolicyContext } from './policies.js'
+export type { InlinePolicy, Policy, PolicyExtras, PolicyReference, RoutePolicyContext } from './policies.js'
 export type { ProtectOptions } from './rest/route-config.js'
 export type { WebhookOptions, WebhookEvent } from './options/webhooks.js'
 export { verifyWebhookSignature, type WebhooksApi, type WebhookDelivery, type DeliveryStatus, type AttemptLog } from './webhooks/index.js'

@@ -1,6 +1,6 @@
 import {
-  Kind, getArgumentValues, getNamedType, getNullableType, getOperationAST, getVariableValues, isInterfaceType, isLeafType, isListType, isObjectType,
-  type DocumentNode, type FieldNode, type GraphQLError, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
+  Kind, getArgumentValues, getNamedType, getNullableType, getOperationAST, getVariableValues, isInputObjectType, isInterfaceType, isLeafType, isListType,
+  isObjectType, typeFromAST, type DocumentNode, type GraphQLInputObjectType, type OperationDefinitionNode, type FieldNode, type GraphQLError, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
   type SelectionSetNode
 } from 'graphql'
 import { LimitError } from '../errors.js'
@@ -26,7 +26,8 @@ interface OperationCheck {
   /**
    * Whether Mercurius may compile it (graphql-jit): a compiled query is of one operation and
    * ignores `operationName`, so a document with several operations, or an `operationName` that
-   * names none, runs through graphql-js; so does a large one (`COMPILED_SELECTIONS`).
+   * names none, runs through graphql-js; so does a large one (`COMPILED_SELECTIONS`), and one
+   * with a variable of a recursive input type (`recursiveVariables`).
    */
   compilable: boolean
 }
@@ -61,7 +62,7 @@ function checkOperation (schema: GraphQLSchema, document: DocumentNode, operatio
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)
   const only = operations.length === 1 ? operations[0] : undefined
   const compilable = only !== undefined && (operationName == null || operationName === only.name?.value) &&
-    operationSizes(document).operation(only).selections <= COMPILED_SELECTIONS
+    operationSizes(document).operation(only).selections <= COMPILED_SELECTIONS && !recursiveVariables(schema, only)
   const operation = getOperationAST(document, operationName)
   const root = operation == null ? null : schema.getRootType(operation.operation)
   if (operation == null || root == null) return { rows: null, refused: null, compilable }
@@ -73,6 +74,53 @@ function checkOperation (schema: GraphQLSchema, document: DocumentNode, operatio
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
   }
   return { rows: new RowCounter(schema, fragments, coerced.coerced, settings).rows(operation.selectionSet, root, null), refused: null, compilable }
+}
+
+/** Input object types that reach themselves through their fields, by schema (the schema is built once). */
+const recursion = new WeakMap<GraphQLSchema, Map<GraphQLInputObjectType, boolean>>()
+
+/**
+ * Whether a variable of the operation has an input type that reaches a recursive one (`ArticleFiltersInput`
+ * through `and`/`or`/`not` and its relations' filters). graphql-jit 0.8 generates the coercion
+ * of a variable by walking its type without remembering where it has been: for such a type it
+ * recurses until the stack overflows, for tens of seconds with one self-reference and until the
+ * heap is exhausted with several (`query($f: ArticleFiltersInput)` sent twice stopped the server).
+ * Such an operation runs through graphql-js, whose coercion follows the value, not the type.
+ */
+function recursiveVariables (schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
+  let known = recursion.get(schema)
+  if (known === undefined) {
+    known = new Map()
+    recursion.set(schema, known)
+  }
+  for (const definition of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type)
+    const named = type === undefined ? undefined : getNamedType(type)
+    if (isInputObjectType(named) && reachesCycle(named, known)) return true
+  }
+  return false
+}
+
+/** Whether an input type reaching itself is among those `type` reaches (depth-first; a type met again on the current path closes a cycle). */
+function reachesCycle (type: GraphQLInputObjectType, known: Map<GraphQLInputObjectType, boolean>): boolean {
+  const cached = known.get(type)
+  if (cached !== undefined) return cached
+  const onPath = new Set<GraphQLInputObjectType>()
+  const visit = (current: GraphQLInputObjectType): boolean => {
+    const seen = known.get(current)
+    if (seen !== undefined) return seen
+    if (onPath.has(current)) return true
+    onPath.add(current)
+    let cyclic = false
+    for (const field of Object.values(current.getFields())) {
+      const inner = getNamedType(field.type)
+      if (isInputObjectType(inner) && visit(inner)) { cyclic = true; break }
+    }
+    onPath.delete(current)
+    known.set(current, cyclic)
+    return cyclic
+  }
+  return visit(type)
 }
 
 class RowCounter {

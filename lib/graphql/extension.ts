@@ -63,11 +63,15 @@ export class GraphqlApi {
     if (this.#schema !== null) throw new UsageError('FCA_ERR_GRAPHQL_SCHEMA_BUILT', what)
   }
 
-  /** What Shadow CRUD generates for a content type (created on first use, enabled). */
+  /**
+   * What Shadow CRUD generates for a content type (created on first use, enabled). Its getters
+   * answer at any time; its changes (`disable()`, `field(name).disableFilters()`...) throw
+   * `FCA_ERR_GRAPHQL_SCHEMA_BUILT` once the application is ready.
+   */
   shadowCRUD (uid: string): ContentTypeConfig {
     let config = this.#configs.get(uid)
     if (config === undefined) {
-      config = new ContentTypeConfig(uid)
+      config = new ContentTypeConfig(uid, (what) => this.#open(what))
       this.#configs.set(uid, config)
     }
     return config

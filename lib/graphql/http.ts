@@ -13,6 +13,12 @@ import { sendSandbox } from './sandbox.js'
 const CSRF_MESSAGE = "This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). Please either specify a 'content-type' header (with a type that is not one of application/x-www-form-urlencoded, multipart/form-data, text/plain) or provide a non-empty value for one of the following headers: x-apollo-operation-name, apollo-require-preflight\n"
 const SIMPLE_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'])
 const NO_QUERY = 'GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.'
+/**
+ * Apollo Server's answer to a POST whose JSON body is an array (a batch) while batching is off
+ * (Strapi leaves Apollo's `allowBatchedHttpRequests` at false): refused as a whole, whatever the
+ * array holds, before any operation of it is looked at.
+ */
+const NO_BATCH = 'Operation batching disabled.'
 
 function badRequest (reply: FastifyReply, message: string): FastifyReply {
   return reply.code(400).type('application/json; charset=utf-8').send(httpErrorBody(message))
@@ -126,6 +132,7 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
     // GET (and HEAD) carry one operation in the query string; a POST body may be a batch (when
     // engineServer.allowBatchedQueries is on), checked operation by operation.
     const queryString = request.method !== 'POST'
+    if (!queryString && Array.isArray(request.body) && options.engineServer.allowBatchedQueries !== true) return badRequest(reply, NO_BATCH)
     const operations: unknown[] = queryString ? [request.query] : Array.isArray(request.body) ? request.body : [request.body]
     if (!queryString) {
       for (const operation of operations) {

@@ -76,7 +76,8 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
       graphiql: false,
       errorFormatter: errorFormatter as any,
       validationRules: [
-        depthLimitRule(options.depthLimit),
+        // The entity shape's `data`/`attributes` wrappers add no depth (known once the schema is built).
+        depthLimitRule(options.depthLimit, () => options.format === 'entity' ? (type, field) => counting.roles.get(type)?.get(field)?.kind === 'self' : null),
         selectionLimitsRule(options),
         ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
         ...userRules

@@ -2,18 +2,13 @@ import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDef
 
 /** The size of a selection set with its fragments expanded where they are spread. */
 export interface Size {
-  /**
-   * Levels of nested fields below it, graphql-depth-limit's way: a leaf field is 0 deep, a field
-   * with leaves 1; introspection fields (`__typename`, `__schema`) do not count.
-   */
-  depth: number
   /** Field selections, each alias and each repetition counted. */
   selections: number
   /** Aliased field selections. */
   aliases: number
 }
 
-const EMPTY: Size = { depth: 0, selections: 0, aliases: 0 }
+const EMPTY: Size = { selections: 0, aliases: 0 }
 
 /**
  * Measures the selection sets of one document. A fragment's size is computed once and reused
@@ -37,7 +32,7 @@ export class OperationSizes {
     }
   }
 
-  /** An operation's size, measured once for every validation rule that reads it (depth, aliases, selections). */
+  /** An operation's size, measured once for every check that reads it (aliases, selections). */
   operation (node: OperationDefinitionNode): Size {
     let size = this.#operations.get(node)
     if (size === undefined) {
@@ -48,7 +43,6 @@ export class OperationSizes {
   }
 
   of (selectionSet: SelectionSetNode): Size {
-    let depth = 0
     let selections = 0
     let aliases = 0
     for (const selection of selectionSet.selections) {
@@ -57,15 +51,13 @@ export class OperationSizes {
         selections++
         if (selection.alias !== undefined) aliases++
         inner = selection.selectionSet === undefined ? EMPTY : this.of(selection.selectionSet)
-        if (!selection.name.value.startsWith('__')) depth = Math.max(depth, selection.selectionSet === undefined ? 0 : inner.depth + 1)
       } else {
         inner = selection.kind === Kind.INLINE_FRAGMENT ? this.of(selection.selectionSet) : this.#fragment(selection.name.value)
-        depth = Math.max(depth, inner.depth)
       }
       selections += inner.selections
       aliases += inner.aliases
     }
-    return { depth, selections, aliases }
+    return { selections, aliases }
   }
 
   #fragment (name: string): Size {

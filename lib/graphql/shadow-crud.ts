@@ -13,17 +13,33 @@ function checkAction (action: string): ContentAction | '*' {
   throw new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_ACTION', action, ACTIONS.join(', '))
 }
 
+/**
+ * Refuses a change once the schema is built (`FCA_ERR_GRAPHQL_SCHEMA_BUILT`): it would change what
+ * the getters say, not the schema being served.
+ */
+export type ChangeGuard = (what: string) => void
+const open: ChangeGuard = () => {}
+
 /** What one attribute shows in the schema: its output field, its input field, its filter. */
 export class FieldConfig {
   #output = true
   #input = true
   #filters = true
+  readonly #guard: ChangeGuard
+  readonly #name: string
+
+  constructor (name = '', guard: ChangeGuard = open) {
+    this.#name = name
+    this.#guard = guard
+  }
+
+  #change (what: string): void { this.#guard(`field('${this.#name}').${what}`) }
 
   /** Removes the attribute from the output type, the input type and the filters. */
-  disable (): this { this.#output = false; this.#input = false; this.#filters = false; return this }
-  disableOutput (): this { this.#output = false; return this }
-  disableInput (): this { this.#input = false; return this }
-  disableFilters (): this { this.#filters = false; return this }
+  disable (): this { this.#change('disable'); this.#output = false; this.#input = false; this.#filters = false; return this }
+  disableOutput (): this { this.#change('disableOutput'); this.#output = false; return this }
+  disableInput (): this { this.#change('disableInput'); this.#input = false; return this }
+  disableFilters (): this { this.#change('disableFilters'); this.#filters = false; return this }
 
   isEnabled (): boolean { return this.#output || this.#input || this.#filters }
   isDisabled (): boolean { return !this.isEnabled() }
@@ -46,20 +62,30 @@ export class ContentTypeConfig {
   #enabled = true
   readonly #disabled = new Set<ContentAction>()
   readonly #fields = new Map<string, FieldConfig>()
+  readonly #guard: ChangeGuard
 
-  constructor (uid: string) { this.uid = uid }
+  /**
+   * `guard` is given the change as `shadowCRUD('<uid>').<change>` (a field's as
+   * `...field('<name>').<change>`); a config of its own, outside the extension API, is always open.
+   */
+  constructor (uid: string, guard: ChangeGuard = open) {
+    this.uid = uid
+    this.#guard = (what) => guard(`shadowCRUD('${uid}').${what}`)
+  }
 
   /** Removes the type from the schema altogether, with every relation and filter pointing to it. */
-  disable (): this { this.#enabled = false; return this }
-  disableQueries (): this { return this.disableActions(['find', 'findOne']) }
-  disableMutations (): this { return this.disableActions(['create', 'update', 'delete']) }
+  disable (): this { this.#guard('disable'); this.#enabled = false; return this }
+  disableQueries (): this { this.#guard('disableQueries'); return this.disableActions(['find', 'findOne']) }
+  disableMutations (): this { this.#guard('disableMutations'); return this.disableActions(['create', 'update', 'delete']) }
   disableAction (action: ContentAction | '*'): this {
+    this.#guard('disableAction')
     const checked = checkAction(action)
     for (const a of checked === '*' ? ACTIONS : [checked]) this.#disabled.add(a)
     return this
   }
 
   disableActions (actions: ReadonlyArray<ContentAction | '*'>): this {
+    this.#guard('disableActions')
     for (const action of actions) this.disableAction(action)
     return this
   }
@@ -67,7 +93,7 @@ export class ContentTypeConfig {
   field (name: string): FieldConfig {
     let config = this.#fields.get(name)
     if (config === undefined) {
-      config = new FieldConfig()
+      config = new FieldConfig(name, this.#guard)
       this.#fields.set(name, config)
     }
     return config

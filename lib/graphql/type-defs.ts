@@ -489,7 +489,9 @@ class Generator {
     const { entity } = this.#shape
     const status = entity ? 'status: PublicationStatus' : 'status: PublicationStatus = PUBLISHED'
     const locale = model.localized ? ', locale: I18NLocaleCode' : ''
-    const state = entity && model.draftAndPublish ? ', publicationState: PublicationState = LIVE' : ''
+    // The spec's table gives every list this argument: on a type without draft & publish, whose
+    // only version is the published one, PREVIEW reads what LIVE reads.
+    const state = entity ? ', publicationState: PublicationState = LIVE' : ''
     const one = entity ? `${t}EntityResponse` : t
     const idArg = entity ? 'id: ID' : 'documentId: ID!'
     const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null, aggregate: null }

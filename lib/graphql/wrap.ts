@@ -5,7 +5,7 @@ import type { AccessScope } from '../query/access-scope.js'
 import type { Principal } from '../auth/authenticate.js'
 import { ForbiddenError, UsageError } from '../errors.js'
 import { FILE_UID } from '../model/associations.js'
-import { applyPolicies, resolvePolicy, type ResolvedPolicy } from '../policies.js'
+import { applyPolicies, resolvePolicy, type InlinePolicy, type PolicyExtras, type ResolvedPolicy } from '../policies.js'
 
 type Resolver = GraphQLFieldResolver<any, any, any>
 
@@ -21,8 +21,8 @@ export interface PolicyContext {
   app: FastifyInstance
 }
 
-/** A policy: `false` (or anything but `true`/`undefined`) refuses the call with a PolicyError. */
-export type PolicyFunction = (context: PolicyContext, config: unknown, extra: { app: FastifyInstance, strapi: FastifyInstance }) => unknown
+/** A registered policy: `false` (or anything but `true`/`undefined`) refuses the call with a PolicyError. */
+export type PolicyFunction = (context: PolicyContext, config: unknown, extra: PolicyExtras) => unknown
 /** A resolver middleware: calls `next` (or not) around the resolver, with the resolver's arguments. */
 export type MiddlewareFunction = (next: Resolver, parent: unknown, args: Record<string, unknown>, context: any, info: GraphQLResolveInfo) => unknown
 /** A registered middleware is a factory of middlewares, given the options of `{ name, options }`. */
@@ -31,7 +31,8 @@ export type MiddlewareFactory = (options: unknown, extra: { app: FastifyInstance
 export interface ResolverConfig {
   /** `false`: no authorization; `{ scope }`: the caller must hold every listed permission. */
   auth?: false | { scope: string[] }
-  policies?: Array<string | { name: string, config?: unknown } | PolicyFunction>
+  /** Registered names, `{ name, config }`, or functions called `(context, { instance })` (lib/policies.ts). */
+  policies?: Array<string | { name: string, config?: unknown } | InlinePolicy<PolicyContext>>
   middlewares?: Array<string | { name: string, options?: unknown } | MiddlewareFunction>
 }
 

@@ -118,6 +118,12 @@ const FLAT: Case[] = [
   { name: 'one operation, named', query: 'query One { echo(text: "one") }', operationName: 'One' },
   { name: 'one operation, another name asked', query: 'query One { echo(text: "one") }', operationName: 'Other' },
   { name: 'a large document', query: `{ ${Array.from({ length: 11 }, (_, i) => `a${i}: articles(pagination: { pageSize: 1 }) { documentId title slug views kind category { name } authors { name } }`).join(' ')} }` },
+  // graphql-jit 0.8 cannot compile the coercion of a recursive input type (it recursed until the heap was gone).
+  {
+    name: 'a variable of a recursive input type',
+    query: 'query F($f: ArticleFiltersInput, $p: PaginationArg) { articles(filters: $f, pagination: $p, sort: "title") { title views } }',
+    variables: { f: { views: { gte: 100 }, or: [{ category: { name: { eq: 'Travel' } } }, { not: { title: { contains: 'x' } } }] }, p: { pageSize: 3 } }
+  },
   { name: 'a required variable not sent', query: 'query R($text: String!) { echo(text: $text) }' },
   { name: 'introspection', query: '{ __schema { queryType { name } } __type(name: "Category") { name fields { name type { name kind ofType { name } } } } }' },
   { name: 'with an API token', query: '{ secrets(sort: "label") { label value } }', headers: { authorization: `Bearer ${FULL_TOKEN}` } }
@@ -128,7 +134,7 @@ t.test('flat: every answer compiled is the answer graphql-js gives', async (t) =
   for (const c of FLAT) {
     const ran = await check(t, app, engines, c)
     if (c.name === 'the benchmarked list') t.strictSame(ran, ['graphql-js', 'compiled', 'compiled'], 'the second and third runs are compiled')
-    if (c.name.startsWith('two operations') || c.name === 'a large document') t.notOk(ran.includes('compiled'), `${c.name}: never compiled`)
+    if (c.name.startsWith('two operations') || c.name === 'a large document' || c.name === 'a variable of a recursive input type') t.notOk(ran.includes('compiled'), `${c.name}: never compiled`)
     if (c.name === 'one operation, named') t.strictSame(ran, ['graphql-js', 'compiled', 'compiled'], `${c.name}: compiled`)
     if (c.name === 'aliases, one relation read with two argument sets') t.strictSame(ran, ['graphql-js', 'graphql-js', 'compiled', 'compiled', 'compiled', 'compiled'], 'both aliased root fields compiled')
   }
