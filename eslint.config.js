@@ -30,11 +30,14 @@ const LAYERS = {
   model: []
 }
 
-/** What lib/ holds above the layers: the entry's own modules and lib/server/. */
-const TOP = ['server', 'index', 'cli', 'bin', 'shutdown']
+/** What lib/ holds above the layers: the entry's own modules (the plugin's own tables among them: options and schema) and lib/server/. */
+const TOP = ['server', 'index', 'cli', 'bin', 'shutdown', 'own-tables']
 
-/** Modules any layer may import: they import nothing of lib/ but each other (the error envelope maps errors and database faults). */
-const NEUTRAL = ['lib/errors.ts', 'lib/error-handler.ts', 'lib/lru-cache.ts', 'lib/route-schema.ts', 'lib/db/faults.ts']
+/**
+ * Modules any layer may import: they import nothing of lib/ but each other (the error envelope
+ * maps errors and database faults; an optional peer's absence is a coded error).
+ */
+const NEUTRAL = ['lib/errors.ts', 'lib/error-handler.ts', 'lib/lru-cache.ts', 'lib/route-schema.ts', 'lib/optional-import.ts', 'lib/db/faults.ts']
 
 /** The only folders that build SQL, so the only ones that import Kysely. */
 const SQL = ['documents', 'compiler', 'schema', 'db', 'webhooks']

@@ -1,16 +1,13 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
-import pg from 'pg'
 import contentApi, { type ContentApiOptions } from '../lib/index.js'
 import { main } from '../lib/cli.js'
-import { DATABASE_URL, dialectName } from './helpers/database.js'
+import { cliDatabase } from './helpers/cli-database.js'
 
 /**
  * The API-token CLI (`fastify-content-api token ...`), driven through `main(argv, io)` with a
@@ -22,36 +19,7 @@ import { DATABASE_URL, dialectName } from './helpers/database.js'
 const KEY = /^[0-9a-f]{256}$/
 // Every command boots PGlite from the data directory: more than the default on a busy machine.
 t.setTimeout(300_000)
-const dir = await mkdtemp(join(tmpdir(), 'fca-cli-'))
-const schema = `cli_${randomBytes(6).toString('hex')}`
-
-let db: string
-if (dialectName === 'postgres') {
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  await admin.connect()
-  await admin.query(`create schema "${schema}"`)
-  await admin.end()
-  const separator = DATABASE_URL!.includes('?') ? '&' : '?'
-  db = JSON.stringify({ connectionString: `${DATABASE_URL!}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` })
-} else {
-  const dataDir = join(dir, 'pgdata')
-  db = JSON.stringify({ dataDir })
-  // The application has usually created its data directory by the time the CLI runs. A fresh one
-  // takes PGlite an initdb, over 10 s on a loaded machine: past Fastify's default plugin
-  // timeout, which the CLI's app keeps (reported separately).
-  const { PGlite } = await import('@electric-sql/pglite')
-  await (await PGlite.create(dataDir)).close()
-}
-
-t.teardown(async () => {
-  if (dialectName === 'postgres') {
-    const admin = new pg.Client({ connectionString: DATABASE_URL })
-    await admin.connect()
-    await admin.query(`drop schema if exists "${schema}" cascade`)
-    await admin.end()
-  }
-  await rm(dir, { recursive: true, force: true })
-})
+const { dir, db } = await cliDatabase('cli')
 
 const config = join(dir, 'content-api.config.mjs')
 await writeFile(config, `// The application's plugin options, as the CLI loads them.

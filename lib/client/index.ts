@@ -34,10 +34,27 @@ export interface ClientOptions {
   fetch?: FetchLike
 }
 
-/** A list answer: the documents and Strapi's pagination meta. */
+/**
+ * Cursor pagination (docs/rest.md#cursor-pagination, not Strapi's): the page after (or before) a
+ * cursor a list answered in `meta.pagination.next` (`previous`); `''` starts at the first (last) row.
+ */
+export type CursorPagination =
+  | { after: string, pageSize?: number, limit?: number, withCount?: boolean }
+  | { before: string, pageSize?: number, limit?: number, withCount?: boolean }
+
+/**
+ * `meta.pagination` in the request's mode: page, offset or cursor. `total` (and a page's
+ * `pageCount`) only when the list was counted (`withCount`; a cursor page only when it asks).
+ */
+export type PaginationMeta =
+  | { page: number, pageSize: number, pageCount?: number, total?: number }
+  | { start: number, limit: number, total?: number }
+  | { pageSize: number, next: string | null, previous: string | null, total?: number }
+
+/** A list answer: the documents and the pagination meta. */
 export interface ListResponse<T> {
   data: T[]
-  meta: { pagination: { page: number, pageSize: number, pageCount: number, total: number } | { start: number, limit: number, total: number } }
+  meta: { pagination: PaginationMeta }
 }
 
 /** A one-document answer. */
@@ -54,7 +71,7 @@ export interface LooseQuery {
   populate?: unknown
   status?: 'draft' | 'published'
   locale?: string
-  pagination?: Pagination
+  pagination?: Pagination | CursorPagination
 }
 
 type Model<S, N> = S extends ContentSchemas
@@ -65,6 +82,8 @@ type NameOf<S, Kind, Key extends 'pluralName' | 'singularName'> = S extends Cont
   ? { [U in keyof S['contentTypes']]: S['contentTypes'][U] extends { kind: Kind, info: Record<Key, infer P extends string> } ? P : never }[keyof S['contentTypes']]
   : string
 
+/** A list's parameters: a typed read's, with cursor pagination besides Strapi's two modes. */
+type ListQuery<S extends ContentSchemas, M> = Omit<TypedQuery<S, M>, 'pagination'> & { pagination?: Pagination | CursorPagination }
 type WriteQuery<S extends ContentSchemas, M> = Pick<TypedQuery<S, M>, 'fields' | 'populate' | 'status' | 'locale'>
 type LooseWriteQuery = Pick<LooseQuery, 'fields' | 'populate' | 'status' | 'locale'>
 
@@ -77,7 +96,7 @@ type Doc<S extends ContentSchemas, M, F, P, St> = ResultOf<S, M, Asked<F, P, St>
 /** A collection type's routes: `GET|POST /api/<plural>`, `GET|PUT|DELETE /api/<plural>/:documentId`. */
 export interface CollectionClient<S extends ContentSchemas, M> {
   find<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
-    query?: TypedQuery<S, M> & Asks<F, P, St>
+    query?: ListQuery<S, M> & Asks<F, P, St>
   ): Promise<ListResponse<Doc<S, M, F, P, St>>>
   findOne<const F extends Fields<M> | undefined = undefined, const P extends Populate<S, M> | undefined = undefined, St extends Status | undefined = undefined>(
     documentId: string, query?: TypedQuery<S, M> & Asks<F, P, St>

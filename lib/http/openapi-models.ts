@@ -53,7 +53,7 @@ function baseName (model: ContentType | Component): string {
 const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] })
 
 /** The JSON type of a scalar field as the API returns it and takes it. */
-export function scalarSchema (field: Pick<Field, 'type' | 'attribute'>): JsonSchema {
+function scalarSchema (field: Pick<Field, 'type' | 'attribute'>): JsonSchema {
   const attribute = field.attribute as (Attribute & { enum?: readonly string[], minLength?: number, maxLength?: number, min?: number, max?: number }) | null
   switch (field.type) {
     case 'integer': return withBounds({ type: 'integer' }, attribute)
@@ -228,7 +228,7 @@ const SHARED = [ERROR, relationInput(false), relationInput(true), { $id: 'Conten
  * route context already has a schema of that `$id` (the application's own): a model's name
  * then takes the `ContentApi` prefix rather than clash.
  */
-export function buildModelSchemas (registry: Registry, taken: (id: string) => boolean = () => false): ModelSchemas {
+function buildModelSchemas (registry: Registry, taken: (id: string) => boolean): ModelSchemas {
   const models: Array<ContentType | Component> = [...registry.contentTypes.values(), ...registry.components.values()]
   const names = new Map<string, string>()
   for (const model of models) {
@@ -368,7 +368,7 @@ function itemBounds (attribute: { min?: number, max?: number }): JsonSchema {
  * What a create must send (validate-input.ts with `partial: false`): required scalars without a
  * default (a uid with a `targetField` is generated when left out), and required associations.
  */
-export function requiredOnCreate (model: ContentType | Component): string[] {
+function requiredOnCreate (model: ContentType | Component): string[] {
   return Object.entries(model.attributes)
     .filter(([, a]) => a.required === true && a.writable !== false)
     .filter(([, a]) => !isScalarAttribute(a) || (a.default === undefined && !(a.type === 'uid' && a.targetField !== undefined)))

@@ -6,7 +6,7 @@
  * that registering @fastify/swagger is all it takes: its own options need not name them.
  */
 
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user\'s JWT, from POST /api/auth/local or /api/auth/local/register' },
   apiToken: { type: 'http', scheme: 'bearer', description: 'An API token (app.contentApi.apiTokens, or the CLI), read-only, full-access or custom' }
 } as const

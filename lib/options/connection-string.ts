@@ -1,6 +1,6 @@
 /**
  * Whether a connection string is one PostgreSQL's driver reads as meant: a `postgres://` or
- * `postgresql://` URL, or a Unix socket directory (`/var/run/postgresql dbname`). pg takes
+ * `postgresql://` URL, pg's `socket:` URL, or a Unix socket directory (`/var/run/postgresql dbname`). pg takes
  * anything else as a URL relative to `postgres://base`, so `mysql://db/app` would be tried as
  * PostgreSQL on host `db` and `app.db` would fail later as `getaddrinfo ENOTFOUND base`: both
  * are refused here, by the option's name, with the scheme (never the string, which may hold a

@@ -1,12 +1,9 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
-import { DATABASE_URL, dialectName } from '../helpers/database.js'
+import { cliDatabase } from '../helpers/cli-database.js'
 
 /**
  * `fastify-content-api schema plan|apply`, run as the user runs it: the bin in a child process,
@@ -18,33 +15,7 @@ import { DATABASE_URL, dialectName } from '../helpers/database.js'
 t.setTimeout(300_000)
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = join(root, 'lib', 'bin.ts')
-const dir = await mkdtemp(join(tmpdir(), 'fca-cli-schema-'))
-const schema = `cli_schema_${randomBytes(6).toString('hex')}`
-
-let db: string
-if (dialectName === 'postgres') {
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  await admin.connect()
-  await admin.query(`create schema "${schema}"`)
-  await admin.end()
-  const separator = DATABASE_URL!.includes('?') ? '&' : '?'
-  db = JSON.stringify({ connectionString: `${DATABASE_URL!}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` })
-} else {
-  const dataDir = join(dir, 'pgdata')
-  db = JSON.stringify({ dataDir })
-  const { PGlite } = await import('@electric-sql/pglite')
-  await (await PGlite.create(dataDir)).close()
-}
-
-t.teardown(async () => {
-  if (dialectName === 'postgres') {
-    const admin = new pg.Client({ connectionString: DATABASE_URL })
-    await admin.connect()
-    await admin.query(`drop schema if exists "${schema}" cascade`)
-    await admin.end()
-  }
-  await rm(dir, { recursive: true, force: true })
-})
+const { dir, db } = await cliDatabase('cli-schema')
 
 // The note's attributes follow NOTE_ATTRIBUTES, so that one config describes each step of the models.
 await writeFile(join(dir, 'models.ts'), `type Attributes = Record<string, { type: 'string' | 'integer' }>

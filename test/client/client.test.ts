@@ -73,6 +73,17 @@ t.test('a typed client against a running app', async (t) => {
   t.same(page.data[0].blocks.map((b) => [b.__component, b.text]), [['shared.quote', 'q']])
   t.match(sent.at(-1)!.url, /\?filters\[\$or\]\[0\]\[views\]\[\$gte\]=10&/, 'the bracket form, brackets unencoded')
 
+  const walked: string[] = []
+  let after = ''
+  for (;;) {
+    const { data, meta } = await articles.find({ fields: ['title'], sort: 'title', pagination: { after, pageSize: 3 } })
+    walked.push(...data.map((a) => a.title))
+    const next = 'next' in meta.pagination ? meta.pagination.next : null
+    if (next === null) break
+    after = next
+  }
+  t.same(walked, ['First', 'Other 0', 'Other 1', 'Other 2'], 'a cursor walk: each page\'s next cursor sent back as after')
+
   const one = await articles.findOne(created.data.documentId, { populate: '*' })
   t.equal(one.data.seo?.metaTitle, 'm')
   t.equal(one.data.cover, undefined, 'populate=* leaves out media the public role may not read')

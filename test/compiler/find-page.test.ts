@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap'
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
 import { compileFindPage } from '../../lib/compiler/find.js'
 import { defineComponent, defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseQuery, type QueryTree, type RawQuery } from '../../lib/query/index.js'
 import { build } from '../helpers/build.js'
+import { compiler } from '../helpers/sql-compiler.js'
 
 /**
  * `compileFindPage` in Kysely's style: each case validates a query, compiles the page statement,
@@ -49,16 +49,6 @@ const components = {
 const registry = createRegistry([shelf, book, tag], components)
 const model = registry.get('api::book.book')!
 const OPTIONS = { escapeLikeWildcards: false }
-
-/** A Kysely that only compiles (PostgreSQL dialect, no connection). */
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 
 const tree = (raw: RawQuery): QueryTree => parseQuery(model, { fields: ['title'], ...raw }, {
   registry, limits: { defaultLimit: 25, maxLimit: 100, withCount: true }, i18n: { locales: ['en'], defaultLocale: 'en' }, allowAllLocales: true

@@ -1,11 +1,11 @@
 import t from 'tap'
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
 import { compileFindPage, type CursorPageRow } from '../../lib/compiler/find.js'
 import { defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { CursorCodec, parseQuery, sortSignature, type CursorPosition, type QueryTree } from '../../lib/query/index.js'
 import { parseSort } from '../../lib/query/sort.js'
 import { build } from '../helpers/build.js'
+import { compiler } from '../helpers/sql-compiler.js'
 
 /**
  * `compileFindPage` for a cursor page (keyset.ts, `withPage`): the SQL text and parameters of the
@@ -24,15 +24,6 @@ const registry = createRegistry([book], {})
 const model = registry.get('api::book.book')!
 const OPTIONS = { escapeLikeWildcards: false }
 const codec = new CursorCodec('keyset-test-secret')
-
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 
 /** A cursor page of 2 titles in `sort`, after (or before) `position`. */
 function tree (sort: string, direction: 'after' | 'before', position: CursorPosition | null): QueryTree {

@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
 import { compileFindPage } from '../../lib/compiler/find.js'
 import { defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseQuery, type RawQuery } from '../../lib/query/index.js'
 import { countedTables } from '../../lib/schema/row-counts.js'
 import { build } from '../helpers/build.js'
+import { compiler } from '../helpers/sql-compiler.js'
 
 /**
  * The total of a page from the row counts triggers keep (lib/compiler/row-count.ts): the SQL and
@@ -31,15 +31,6 @@ const note = defineContentType({
 
 const registry = createRegistry([post, note])
 const i18n = { locales: ['en', 'fr'], defaultLocale: 'en', fallbacks: { fr: ['en'] } }
-
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 
 const { app, database } = await build(t, { models: [post, note], i18n })
 const posts = app.contentApi.documents('api::post.post')

@@ -36,7 +36,10 @@ const backward: Snippet[] = [
   importing('lib/compiler/find.ts', "import { contentApi as x } from '../index.js'"),
   { filePath: 'lib/db/connect.ts', code: "import type { SchemaPlan } from '../schema/index.js'\nexport type Plan = SchemaPlan\n" },
   // A neutral module imports nothing of lib/.
-  { filePath: 'lib/errors.ts', code: "import type { Field } from './model/registry.js'\nexport type F = Field\n" }
+  { filePath: 'lib/errors.ts', code: "import type { Field } from './model/registry.js'\nexport type F = Field\n" },
+  { filePath: 'lib/optional-import.ts', code: "import type { Field } from './model/registry.js'\nexport type F = Field\n" },
+  // The plugin's own tables come from the options and schema/: a top module, which no layer imports.
+  importing('lib/documents/x.ts', "import { ownTables as x } from '../own-tables.js'")
 ]
 
 const SQL = "import { sql as x } from 'kysely'"
@@ -59,7 +62,9 @@ const downward: Snippet[] = [
   importing('lib/rest/routes.ts', "import type { AccessControl } from '../auth/access.js'\nimport { addJsonParser as x } from '../http/body-parsers.js'\nimport type { ResolvedOptions } from '../options/index.js'"),
   importing('lib/options/index.ts', "import { isKysely as x } from '../db/connect.js'\nimport type { ContentTypeSchema } from '../model/types.js'"),
   importing('lib/query/filters.ts', "import { ValidationError as x } from '../errors.js'\nimport { LruCache } from '../lru-cache.js'\nimport { isLostRace } from '../db/faults.js'"),
-  importing('lib/index.ts', "import { restRoutes as x } from './rest/index.js'\nimport { registerUpload } from './upload/index.js'")
+  importing('lib/index.ts', "import { restRoutes as x } from './rest/index.js'\nimport { registerUpload } from './upload/index.js'"),
+  importing('lib/upload/x.ts', "import { importOptional as x } from '../optional-import.js'"),
+  importing('lib/optional-import.ts', "import { MissingDependencyError as x } from './errors.js'")
 ]
 
 const results = restricted([...backward, ...kysely.map(([snippet]) => snippet), ...downward])

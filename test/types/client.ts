@@ -32,6 +32,14 @@ export async function client (): Promise<void> {
   const list = await articles.find({ fields: ['title'], populate: { category: { fields: ['name'] } }, pagination: { page: 1, pageSize: 5 } })
   expectType<{ id: number, documentId: string, title: string, category: { id: number, documentId: string, name: string } | null }>()(list.data[0])
 
+  // Cursor pagination: a list's next cursor goes back as `after`.
+  const first = await articles.find({ sort: 'title', pagination: { after: '', pageSize: 2 } })
+  if ('next' in first.meta.pagination && first.meta.pagination.next !== null) {
+    await articles.find({ sort: 'title', pagination: { after: first.meta.pagination.next } })
+  }
+  // @ts-expect-error a misspelt cursor key fails
+  await articles.find({ pagination: { afer: '' } })
+
   // Without populate the relation is absent.
   const plain = await articles.findOne('doc', { fields: ['title'] })
   expectType<{ id: number, documentId: string, title: string }>()(plain.data)
