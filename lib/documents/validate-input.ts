@@ -133,7 +133,8 @@ function checkKeys (model: ContentType | Component, data: Record<string, unknown
   for (const key of keys) {
     if (hasOwn(model.attributes, key)) continue
     if (isContentType ? IGNORED_KEYS.has(key) : COMPONENT_KEYS.has(key)) continue
-    throw ValidationError.invalidKey(key, parent.length === 0 ? { source: 'body' } : { path: parent.join('.'), source: 'body' })
+    // Strapi names the attribute path of the object holding the key: null at the root.
+    throw ValidationError.invalidKey(key, { path: parent.length === 0 ? null : parent.join('.'), source: 'body' })
   }
 }
 
@@ -143,7 +144,8 @@ function checkKeys (model: ContentType | Component, data: Record<string, unknown
  *
  * Throws `ValidationError` with Strapi's exact answers: "Invalid key <k>" for keys that may not
  * be written, otherwise one error listing every failing attribute (`details.errors`, message
- * "N errors occurred" when there are several).
+ * "N errors occurred" when there are several), and when only a date or time is wrong, the
+ * database layer's message alone (`Invalid format, expected yyyy-MM-dd`, no details).
  *
  * @example
  * validateInput(article, { title: 'Hello', views: '37', publishedAt: null }, { partial: false })
@@ -159,6 +161,8 @@ export function validateInput (model: ContentType | Component, data: unknown, op
   const values: Record<string, unknown> = {}
   const deferred: Record<string, unknown> = {}
   const errors: FieldError[] = []
+  // The first date or time Strapi's database layer would refuse: reported only when yup passed.
+  let refusedFormat: string | null = null
   const draft = options.draft === true
   const create = !options.partial
 
@@ -190,9 +194,11 @@ export function validateInput (model: ContentType | Component, data: unknown, op
       continue
     }
     for (const issue of result.issues) {
-      errors.push({ path: [...path, ...(issue.path ?? [])], message: issue.message, name: 'ValidationError', value: issue.value })
+      if (issue.database === true) refusedFormat ??= issue.message
+      else errors.push({ path: [...path, ...(issue.path ?? [])], message: issue.message, name: 'ValidationError', value: issue.value })
     }
   }
   if (errors.length > 0) throw ValidationError.fromFieldErrors(errors)
+  if (refusedFormat !== null) throw new ValidationError(refusedFormat)
   return { values, deferred }
 }

@@ -25,13 +25,22 @@ function parseWithCount (value: unknown, fallback: boolean): boolean {
   throw new ValidationError('Invalid withCount parameter. Expected "t","1","true","false","0","f"')
 }
 
-/** lodash `toNumber` as Strapi uses it: '' is 0, whitespace-trimmed numerics parse, anything else is NaN. */
+/**
+ * JavaScript's ToNumber, which Strapi's `Math.max(value, ...)` and `page - 1` apply to the raw
+ * strings: `' 3 '` is 3, `''` is 0, `'0x10'` is 16, `['3']` (a repeated key) is 3, anything
+ * else NaN. Objects are NaN without being converted (a null-prototype object would throw).
+ */
 function toNumber (value: unknown): number {
-  if (typeof value === 'number') return value
-  if (typeof value !== 'string') return Number.NaN
-  const trimmed = value.trim()
-  return trimmed === '' ? 0 : Number(trimmed)
+  if (typeof value === 'number' || typeof value === 'string') return Number(value)
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return Number(value.join(','))
+  return Number.NaN
 }
+
+/**
+ * Strapi's `withMaxLimit`: a size below `maxLimit` stays, anything else (too large, infinite,
+ * or not a number at all, since `NaN < max` is false) is `maxLimit`.
+ */
+const capped = (size: number, max: number): number => size < max ? size : max
 
 function requireInteger (value: number, converter: 'Start' | 'Limit'): number {
   if (!Number.isInteger(value)) {
@@ -41,12 +50,17 @@ function requireInteger (value: number, converter: 'Start' | 'Limit'): number {
 }
 
 /**
- * Resolves `pagination[...]` with Strapi v5's REST semantics (recorded in the oracle):
+ * Resolves `pagination[...]` with Strapi v5's REST semantics (@strapi/utils `withDefaultPagination`,
+ * then the document service's `convertStartQueryParams`/`convertLimitQueryParams`):
  * - no parameters: page 1 of `defaultLimit`, reported in page form;
- * - page mode: `page < 1` is page 1, `pageSize < 1` is 1, `pageSize > maxLimit` is `maxLimit`;
- * - offset mode: `start < 0` is 0, `limit < 1` (including -1) is 1, `limit > maxLimit` is `maxLimit`;
- * - page keys mixed with offset keys: 400 `PaginationError`;
- * - non-numeric values: 400 `ValidationError` with Strapi's converter messages.
+ * - page mode: `start = (page - 1) * size`; `page < 1` is page 1, `pageSize < 1` is 1;
+ * - offset mode: `start < 0` is 0, `limit < 1` (including -1: query strings are text, and only
+ *   the number -1 means "no limit") is 1;
+ * - a size (`pageSize`, `limit`) over `maxLimit`, infinite or not a number (`abc`) is `maxLimit`;
+ * - a start that is not an integer (`page=abc`, `page=1.5`, `start=abc`), or a size that is a
+ *   fraction (`pageSize=2.5`): 400 `ValidationError` with Strapi's converter message, the start
+ *   checked first;
+ * - page keys mixed with offset keys: 400 `PaginationError`.
  */
 export function parsePagination (raw: unknown, limits: PaginationLimits): Pagination {
   const params = (typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>
@@ -56,20 +70,16 @@ export function parsePagination (raw: unknown, limits: PaginationLimits): Pagina
   if (hasPage && hasOffset) throw new PaginationError('Cannot use both page & offset pagination in the same query')
 
   if (hasOffset) {
-    const start = params.start === undefined ? 0 : requireInteger(toNumber(params.start), 'Start')
-    const limit = params.limit === undefined ? limits.defaultLimit : requireInteger(toNumber(params.limit), 'Limit')
-    const clampedLimit = Math.min(Math.max(limit, 1), limits.maxLimit)
-    return { mode: 'offset', page: null, pageSize: null, start: Math.max(start, 0), limit: clampedLimit, withCount }
+    const start = requireInteger(Math.max(params.start === undefined ? 0 : toNumber(params.start), 0), 'Start')
+    const limit = requireInteger(capped(Math.max(params.limit === undefined ? limits.defaultLimit : toNumber(params.limit), 1), limits.maxLimit), 'Limit')
+    return { mode: 'offset', page: null, pageSize: null, start, limit, withCount }
   }
 
   const page = params.page === undefined ? 1 : toNumber(params.page)
-  const pageSize = params.pageSize === undefined ? limits.defaultLimit : toNumber(params.pageSize)
-  // Strapi converts the computed start before the limit, so a bad pageSize reports on start.
-  const clampedSize = Math.min(Math.max(pageSize, 1), limits.maxLimit)
-  const start = requireInteger((page - 1) * clampedSize, 'Start')
-  const size = requireInteger(clampedSize, 'Limit')
-  const clampedStart = Math.max(start, 0)
-  return { mode: 'page', page: Math.floor(clampedStart / size) + 1, pageSize: size, start: clampedStart, limit: size, withCount }
+  const size = capped(Math.max(params.pageSize === undefined ? limits.defaultLimit : toNumber(params.pageSize), 1), limits.maxLimit)
+  const start = requireInteger(Math.max((page - 1) * size, 0), 'Start')
+  requireInteger(size, 'Limit')
+  return { mode: 'page', page: Math.floor(start / size) + 1, pageSize: size, start, limit: size, withCount }
 }
 
 export type PaginationMeta =

@@ -59,10 +59,27 @@ t.test('page-mode values that are not integers', async (t) => {
   t.same(rejection({ page: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'), 'list-page-abc')
   t.same(rejection({ page: '1.5' }), invalid('convertStartQueryParams expected a positive integer got 12.5'))
   t.same(rejection({ pageSize: '2.5' }), invalid('convertLimitQueryParams expected a positive integer got 2.5'))
-  // Strapi computes start = (page - 1) * pageSize and converts start before limit, so a size
-  // that is not a number fails on the start: (1 - 1) * NaN is NaN.
-  t.same(rejection({ pageSize: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'), 'list-pagesize-abc')
+  // Strapi computes start = (page - 1) * pageSize and converts start before limit.
   t.same(rejection({ page: '2', pageSize: '2.5' }), invalid('convertStartQueryParams expected a positive integer got 2.5'))
+  t.same(rejection({ page: 'abc', pageSize: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'))
+})
+
+t.test('a size that is not a number is maxLimit (withMaxLimit: NaN < maxLimit is false)', async (t) => {
+  const page = (raw: Record<string, unknown>) => {
+    const { page, pageSize, start, limit } = parse(raw)
+    return { page, pageSize, start, limit }
+  }
+  t.same(page({ pageSize: 'abc' }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'list-pagesize-abc')
+  t.same(page({ page: '2', pageSize: 'abc' }), { page: 2, pageSize: 100, start: 100, limit: 100 })
+  t.same(page({ pageSize: 'Infinity' }), { page: 1, pageSize: 100, start: 0, limit: 100 })
+  t.same(page({ pageSize: { a: '1' } }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'an object is not a number')
+  t.same(page({ pageSize: ['3'] }), { page: 1, pageSize: 3, start: 0, limit: 3 }, 'a repeated key of one value is that value')
+  t.same(page({ pageSize: ['3', '4'] }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'of two values, not a number')
+  t.same(page({ pageSize: '0x10' }), { page: 1, pageSize: 16, start: 0, limit: 16 }, 'JavaScript number syntax')
+  t.same(page({ pageSize: '1e1' }), { page: 1, pageSize: 10, start: 0, limit: 10 })
+  t.same(page({ limit: 'abc' }), { page: null, pageSize: null, start: 0, limit: 100 }, 'offset mode too')
+  t.same(page({ start: '3', limit: 'many' }), { page: null, pageSize: null, start: 3, limit: 100 })
+  t.same(parse({ pageSize: 'abc' }, { ...LIMITS, maxLimit: 40 }).limit, 40, 'the configured maxLimit')
 })
 
 t.test('offset mode', async (t) => {
