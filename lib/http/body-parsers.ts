@@ -10,7 +10,7 @@ import { checkParameters, qsOptions } from '../query/querystring.js'
  */
 
 /** co-body's strict mode, as Strapi's koa-body runs it: the top level is an object or an array. */
-const STRICT_JSON = /^[\x20\x09\x0a\x0d]*[[{]/
+const STRICT_JSON = /^[ \t\n\r]*[[{]/
 
 /**
  * Strapi's answer for a body that does not parse: JSON.parse's own message, without the quote
