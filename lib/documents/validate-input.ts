@@ -2,6 +2,7 @@ import { ValidationError, type FieldError } from '../errors.js'
 import type { Component, ContentType } from '../model/registry.js'
 import { isScalarAttribute } from '../model/registry.js'
 import type { Attribute, ScalarAttribute } from '../model/types.js'
+import { COMPONENT_KEYS, checkKeys } from './check-keys.js'
 import { coerceScalar } from './coerce-scalar.js'
 import { printValue, yupPath } from './print-value.js'
 
@@ -38,13 +39,6 @@ export interface ValidatedInput {
    */
   deferred: Record<string, unknown>
 }
-
-/** System keys a client may send and that are ignored: Strapi sets them from the query instead. */
-const IGNORED_KEYS = new Set(['publishedAt', 'locale'])
-/** System keys nobody may write. */
-const READ_ONLY_KEYS = new Set(['createdAt', 'updatedAt'])
-/** Keys a component object may carry besides its attributes. */
-const COMPONENT_KEYS = new Set(['id', '__component'])
 
 const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -108,34 +102,6 @@ function associationIssues (attribute: AssociationAttribute, raw: unknown, path:
   }
   if (Number.isInteger(max) && raw.length > max!) return fail(`${label} field must have less than or equal to ${max!} items`, raw)
   return []
-}
-
-/**
- * Strapi's key checks, in its order: `id`/`documentId` at the root, then keys that exist but
- * are not writable (details carry their `path`), then keys that do not exist. Each throws at
- * the first offending key, before any value is looked at.
- */
-function checkKeys (model: ContentType | Component, data: Record<string, unknown>, prefix: readonly string[]): void {
-  const keys = Object.keys(data)
-  const isContentType = model.modelType === 'contentType'
-  const parent = prefix.filter((segment) => !/^\d+$/.test(segment))
-  if (isContentType && prefix.length === 0) {
-    for (const key of ['id', 'documentId']) {
-      if (hasOwn(data, key)) throw ValidationError.invalidKey(key, { source: 'body' })
-    }
-  }
-  for (const key of keys) {
-    const attribute = hasOwn(model.attributes, key) ? model.attributes[key] : undefined
-    if ((isContentType && READ_ONLY_KEYS.has(key)) || attribute?.writable === false) {
-      throw ValidationError.invalidKey(key, { path: [...parent, key].join('.'), source: 'body' })
-    }
-  }
-  for (const key of keys) {
-    if (hasOwn(model.attributes, key)) continue
-    if (isContentType ? IGNORED_KEYS.has(key) : COMPONENT_KEYS.has(key)) continue
-    // Strapi names the attribute path of the object holding the key: null at the root.
-    throw ValidationError.invalidKey(key, { path: parent.length === 0 ? null : parent.join('.'), source: 'body' })
-  }
 }
 
 /**

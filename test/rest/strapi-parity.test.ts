@@ -76,6 +76,19 @@ t.test('the details of a 400 follow its source', async (t) => {
   t.same((await create({ blocks: [{ __component: 'shared.quote', text: 'q', nope: 1 }] })).json,
     envelope('Invalid key nope at blocks', { key: 'nope', path: 'blocks', source: 'body' }), 'in a dynamic zone: the zone, no index')
 
+  // Strapi checks the keys of the whole body before any value, each check over the whole body
+  // in turn, depth first in key order.
+  t.same((await create({ views: 'many', seo: { nope: 1 } })).json, envelope('Invalid key nope at seo', { key: 'nope', path: 'seo', source: 'body' }),
+    'a bad key in a component comes before a bad value at the root')
+  t.same((await create({ publishDate: 'soon', blocks: [{ __component: 'shared.rich-text', body: 'b' }, { __component: 'shared.quote', nope: 1 }] })).json,
+    envelope('Invalid key nope at blocks', { key: 'nope', path: 'blocks', source: 'body' }), 'in the second item of a zone')
+  t.equal((await create({ seo: { nope: 1 }, other: 1 })).json.error.message, 'Invalid key nope at seo', 'depth first, in key order')
+  t.equal((await create({ other: 1, seo: { nope: 1 } })).json.error.message, 'Invalid key other')
+  t.same((await create({ seo: { nope: 1 }, createdAt: 'x' })).json, envelope('Invalid key createdAt', { key: 'createdAt', path: 'createdAt', source: 'body' }),
+    'a key that may not be written, anywhere, before an unknown one')
+  t.equal((await send('PUT', `/api/articles/${seeded.articles[0]}?locale=de`, { data: { seo: { nope: 1 } } })).json.error.message, 'Invalid key nope at seo',
+    'before the write\'s locale is checked')
+
   // The document service's documentId-to-id transform: a plain ValidationError.
   t.same((await create({ category: 'doesnotexist000000000000' })).json, envelope('Document with id "doesnotexist000000000000", locale "null" not found'))
   t.same((await create({ authors: { connect: ['nosuchauthor000000000000'] } })).json, envelope('Document with id "nosuchauthor000000000000", locale "null" not found'))
