@@ -82,6 +82,50 @@ export function parsePagination (raw: unknown, limits: PaginationLimits): Pagina
   return { mode: 'page', page: Math.floor(start / size) + 1, pageSize: size, start, limit: size, withCount }
 }
 
+const MIXED_ROOT = 'Invalid pagination attributes. The page parameters are incorrect and must be in the pagination object'
+
+function positivePage (name: 'page' | 'pageSize', raw: unknown): void {
+  const value = toNumber(raw)
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new PaginationError(`Invalid '${name}' parameter. Expected an integer > 0, received: ${String(raw)}`)
+  }
+}
+
+/**
+ * `page`, `pageSize`, `start` and `limit` OUTSIDE `pagination[...]` on a REST read: Strapi's
+ * controller passes them to its document service beside the window it computed from
+ * `pagination`, which converts them (convert-query-params.ts) and then does not use them.
+ * - a list always has that window (`start`, `limit`), so a root `page` or `pageSize` mixes the
+ *   two modes: 400 `PaginationError` `Invalid pagination attributes...`; a root `start` or
+ *   `limit` is replaced by the window, ignored;
+ * - one document: page keys with offset keys are that `PaginationError` too; a `page` or
+ *   `pageSize` that is not an integer > 0 is a `PaginationError`, a `start` or `limit` that is
+ *   not an integer (limit: or -1) a `ValidationError`, with the converters' messages; valid ones
+ *   are ignored.
+ *
+ * @example
+ * checkRootPagination({ page: '2' }, true) // throws PaginationError: Invalid pagination attributes...
+ * checkRootPagination({ start: '5' }, true) // ignored
+ */
+export function checkRootPagination (raw: Record<string, unknown>, list: boolean): void {
+  const { page, pageSize, start, limit } = raw
+  const hasPage = page !== undefined || pageSize !== undefined
+  if (list || (hasPage && (start !== undefined || limit !== undefined))) {
+    if (hasPage) throw new PaginationError(MIXED_ROOT)
+    return
+  }
+  if (page !== undefined) positivePage('page', page)
+  if (pageSize !== undefined) positivePage('pageSize', pageSize)
+  if (start !== undefined) {
+    const value = toNumber(start)
+    if (!Number.isInteger(value) || value < 0) throw new ValidationError(`convertStartQueryParams expected a positive integer got ${value}`)
+  }
+  if (limit !== undefined) {
+    const value = toNumber(limit)
+    if (!Number.isInteger(value) || (value < 0 && value !== -1)) throw new ValidationError(`convertLimitQueryParams expected a positive integer got ${value}`)
+  }
+}
+
 export type PaginationMeta =
   | { page: number, pageSize: number, pageCount?: number, total?: number }
   | { start: number, limit: number, total?: number }

@@ -8,7 +8,7 @@ import type { DocumentService } from '../documents/service.js'
 import type { CoreAnswer, NamedPolicies, RestRoutes, RouteAction } from '../options/rest-routes.js'
 import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { paginationMeta, parseQueryString, readsDrafts, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
+import { checkRootPagination, paginationMeta, parseQueryString, readsDrafts, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { requestedConsistency } from '../http/consistency.js'
 import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
@@ -97,11 +97,20 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
   const listKey = `${model.uid}\0list\0`
   const oneKey = `${model.uid}\0one\0`
-  /** A read's query tree, parsed at most once for the same route, caller and query string (parse errors are not kept). */
-  const tree = (request: FastifyRequest, list: boolean, access: AccessScope = scope(request)): QueryTree => {
+  /**
+   * A read's query tree, parsed at most once for the same route, caller and query string (parse
+   * errors are not kept). `read`: a GET's, after the checks Strapi makes of pagination
+   * keys outside `pagination[...]` (`checkRootPagination`); a write's If-Match tree skips them
+   * (Strapi's writes drop those keys) and is memoised apart.
+   */
+  const tree = (request: FastifyRequest, list: boolean, access: AccessScope = scope(request), read = false): QueryTree => {
     const search = searchOf(request.url)
-    const key = (list ? listKey : oneKey) + access.key + '\0' + search
-    return trees.find(ctx, key) ?? trees.add(ctx, key, service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
+    const key = (list ? listKey : oneKey) + access.key + (read ? '\0' : '\0w\0') + search
+    const found = trees.find(ctx, key)
+    if (found !== undefined) return found
+    const raw = parseQueryString(`?${search}`, ctx.limits)
+    if (read) checkRootPagination(raw, list)
+    return trees.add(ctx, key, service.queryTree(raw, { list, access }))
   }
   /** The body as the client asked for it: Strapi v5's, or v4's with the `Strapi-Response-Format: v4` header. */
   const render = (request: FastifyRequest, body: string): string => wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body
@@ -178,7 +187,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     route('GET', base, 'find', {
       schema: doc({ tags, summary: `List ${model.pluralName}`, querystring: ListQuerySchema, response: { 200: listResponseSchema(model), ...errors } }),
       core: async (request) => {
-        const query = tree(request, true)
+        const query = tree(request, true, scope(request), true)
         const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
         return listBody(page.json, paginationMeta(query.pagination, page.total))
       }
@@ -195,7 +204,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, params: DocumentParamsSchema, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
+        const json = await service.findOneJson(documentId, tree(request, false, scope(request), true), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return singleBody(json)
       }
@@ -226,7 +235,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     route('GET', url, 'find', {
       schema: doc({ tags, summary: `Get the ${model.singularName}`, querystring: ReadQuerySchema, response: { 200: singleResponseSchema(model), ...errors } }),
       core: async (request) => {
-        const json = await service.findOneJson(null, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
+        const json = await service.findOneJson(null, tree(request, false, scope(request), true), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return singleBody(json)
       }

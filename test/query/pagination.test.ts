@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PaginationError, ValidationError } from '../../lib/errors.js'
-import { paginationMeta, parsePagination, type PaginationLimits } from '../../lib/query/pagination.js'
+import { checkRootPagination, paginationMeta, parsePagination, type PaginationLimits } from '../../lib/query/pagination.js'
 
 /**
  * `pagination[...]` with Strapi v5's REST semantics. The oracle cases named in each test are the
@@ -139,4 +139,24 @@ t.test('meta.pagination shapes', async (t) => {
   t.same(paginationMeta(parse({ start: '0', limit: '3', withCount: 'false' }), null), { start: 0, limit: 3 }, 'list-withcount-false-offset')
   t.same(Object.keys(paginationMeta(parse({}), 7)), ['page', 'pageSize', 'pageCount', 'total'], 'key order as Strapi writes it')
   t.same(Object.keys(paginationMeta(parse({ start: '1' }), 7)), ['start', 'limit', 'total'])
+})
+
+t.test('pagination keys outside pagination[...] (checkRootPagination)', async (t) => {
+  const refused = (raw: Record<string, unknown>, list: boolean): unknown => {
+    try { checkRootPagination(raw, list) } catch (err) { return (err as PaginationError).toEnvelope().error }
+    return 'accepted'
+  }
+  const mixed = { status: 400, name: 'PaginationError', message: 'Invalid pagination attributes. The page parameters are incorrect and must be in the pagination object', details: {} }
+  t.same(refused({ page: '2' }, true), mixed, 'a list has its window: a root page mixes the modes')
+  t.same(refused({ pageSize: '10' }, true), mixed)
+  t.same(refused({ page: 'abc' }, true), mixed, 'whatever its value')
+  t.equal(refused({ start: 'abc', limit: 'x' }, true), 'accepted', 'a root start or limit is replaced by the window')
+  t.equal(refused({}, true), 'accepted')
+  t.same(refused({ page: '1', limit: '5' }, false), mixed, 'one document: both modes')
+  t.equal(refused({ page: '2', pageSize: '10' }, false), 'accepted', 'valid ones are converted and dropped')
+  t.equal(refused({ start: '0', limit: '-1' }, false), 'accepted', 'limit -1 is valid')
+  t.same(refused({ page: '0' }, false), { status: 400, name: 'PaginationError', message: "Invalid 'page' parameter. Expected an integer > 0, received: 0", details: {} })
+  t.same(refused({ pageSize: 'abc' }, false), { status: 400, name: 'PaginationError', message: "Invalid 'pageSize' parameter. Expected an integer > 0, received: abc", details: {} })
+  t.same(refused({ start: '-1' }, false), { status: 400, name: 'ValidationError', message: 'convertStartQueryParams expected a positive integer got -1', details: {} })
+  t.same(refused({ limit: '1.5' }, false), { status: 400, name: 'ValidationError', message: 'convertLimitQueryParams expected a positive integer got 1.5', details: {} })
 })

@@ -45,6 +45,19 @@ t.test('pagination: a size that is not a number is maxLimit (withMaxLimit: NaN <
     envelope('convertStartQueryParams expected a positive integer got NaN'), 'a page that is not a number is still a 400')
 })
 
+t.test('pagination keys outside pagination[...]: what Strapi\'s document service makes of them', async (t) => {
+  const mixed = envelope('Invalid pagination attributes. The page parameters are incorrect and must be in the pagination object')
+  t.same((await send('GET', '/api/articles?page=2')).json, { ...mixed, error: { ...mixed.error, name: 'PaginationError' } }, 'a list: 400')
+  t.same((await send('GET', '/api/articles?pageSize=2&fields[0]=title')).json.error.name, 'PaginationError')
+  t.same((await list('/api/articles?start=5&limit=2&fields[0]=title')).meta.pagination, { page: 1, pageSize: 25, pageCount: 2, total: 50 }, 'start and limit: ignored')
+  const one = `/api/articles/${seeded.articles[0]}`
+  t.equal((await send('GET', `${one}?page=2&pageSize=3`)).status, 200, 'one document: valid ones ignored')
+  t.same((await send('GET', `${one}?page=abc`)).json.error, { status: 400, name: 'PaginationError', message: "Invalid 'page' parameter. Expected an integer > 0, received: abc", details: {} })
+  t.same((await send('GET', `${one}?limit=x`)).json, envelope('convertLimitQueryParams expected a positive integer got NaN'))
+  t.equal((await send('GET', '/api/homepage?pageSize=0')).json.error.message, "Invalid 'pageSize' parameter. Expected an integer > 0, received: 0", 'a single type too')
+  t.equal((await send('GET', '/api/articles?page=2')).status, 400, 'not kept as a tree: refused again')
+})
+
 t.test('status: only published (or none) is the published version; any other value reads drafts', async (t) => {
   const drafts = await list('/api/articles?status=draft&fields[0]=title&sort=title&pagination[pageSize]=100')
   for (const status of ['archived', '', 'DRAFT', 'Published']) {
