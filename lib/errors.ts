@@ -37,6 +37,7 @@ export const errorCodes = {
   FCA_ERR_VALIDATION: { name: 'ValidationError', status: 400, message: 'An application error occured' },
   FCA_ERR_LIMIT: { name: 'ValidationError', status: 400 },
   FCA_ERR_PAGINATION: { name: 'PaginationError', status: 400, message: 'An application error occured' },
+  FCA_ERR_BODY_SYNTAX: { name: 'SyntaxError', status: 400 },
   FCA_ERR_UNAUTHORIZED: { name: 'UnauthorizedError', status: 401, message: 'Unauthorized' },
   FCA_ERR_FORBIDDEN: { name: 'ForbiddenError', status: 403, message: 'Forbidden' },
   FCA_ERR_POLICY: { name: 'PolicyError', status: 403, message: 'Policy Failed' },
@@ -172,6 +173,19 @@ export class LimitError extends ValidationError {
 
 /** 400 — bad pagination parameters (page and offset modes mixed, non-integers). */
 export class PaginationError extends ApplicationError { static override readonly code: ClientErrorCode = 'FCA_ERR_PAGINATION' }
+
+/**
+ * 400 — a JSON body that does not parse, or whose top level is not an object or an array.
+ * Strapi's body parser (koa-body, strict) throws a `SyntaxError` its error middleware sends
+ * as it is: named `SyntaxError`, with the parser's message and no `details` key at all.
+ */
+export class BodySyntaxError extends ContentApiError {
+  static override readonly code: ClientErrorCode = 'FCA_ERR_BODY_SYNTAX'
+  override toEnvelope (): ErrorEnvelope {
+    const { status, name, message } = this
+    return { data: null, error: { status, name, message } as ErrorEnvelope['error'] }
+  }
+}
 
 /** 400 — an upload refused before anything was stored; the code says why (docs/upload.md). */
 export class UploadError extends ContentApiError {

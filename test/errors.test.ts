@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import * as errors from '../lib/errors.js'
 import {
-  ApplicationError, BatchOperationError, ConfigurationError, ContentApiError, DatabaseConnectionError, FileTooLargeError, MissingDependencyError, ForbiddenError, HttpError, InternalServerError,
+  ApplicationError, BatchOperationError, BodySyntaxError, ConfigurationError, ContentApiError, DatabaseConnectionError, FileTooLargeError, MissingDependencyError, ForbiddenError, HttpError, InternalServerError,
   LimitError, NotFoundError, PaginationError, PayloadTooLargeError, PolicyError, PreconditionFailedError, RateLimitError, SchemaSyncError,
   ServiceUnavailableError, UnauthorizedError, UnknownContentTypeError, UploadError, UsageError, ValidationError, errorCodes
 } from '../lib/errors.js'
@@ -64,7 +64,7 @@ t.test('every code the docs name is one of the table', async (t) => {
 
 t.test('every error class takes its row, and its docs row names it', async (t) => {
   const built: Error[] = [
-    new ApplicationError(), new ValidationError(), new LimitError('over', { limit: 'limits.maxRows', max: 1 }), new PaginationError(),
+    new ApplicationError(), new ValidationError(), new LimitError('over', { limit: 'limits.maxRows', max: 1 }), new PaginationError(), new BodySyntaxError('Unexpected end of JSON input'),
     new UnauthorizedError(), new ForbiddenError(), new PolicyError(), new NotFoundError(), new PreconditionFailedError(), new PayloadTooLargeError(),
     new RateLimitError(), new InternalServerError(), new ServiceUnavailableError(), new HttpError(400),
     new UploadError('FCA_ERR_UPLOAD_EMPTY_FILE', 'empty.txt is empty'), new FileTooLargeError('big.bin', 1000),
@@ -90,6 +90,8 @@ t.test('every error class takes its row, and its docs row names it', async (t) =
   t.equal(new NotFoundError().message, 'Not Found', 'the default message is the row\'s')
   t.equal(new FileTooLargeError('big.bin', 1000).message, 'big.bin exceeds the size limit of 1000 bytes', 'a template filled in')
   t.equal(new UsageError('FCA_ERR_GRAPHQL_UNKNOWN_POLICY', 'nope').message, 'Unknown GraphQL policy "nope" (register it with app.contentApi.graphql.policy())')
+  t.strictSame(new BodySyntaxError('Unexpected end of JSON input').toEnvelope(), { data: null, error: { status: 400, name: 'SyntaxError', message: 'Unexpected end of JSON input' } },
+    'a BodySyntaxError\'s envelope has no details key, as Strapi\'s')
   t.same(new HttpError(431).toEnvelope().error, { status: 431, name: 'RequestHeaderFieldsTooLargeError', message: 'Request Header Fields Too Large', details: {} }, 'an HttpError takes the refusal\'s status')
 })
 

@@ -14,7 +14,8 @@ import { parseDate, parseDateTime, parseTime } from './temporal.js'
  * - boolean: `yup.boolean()`, which casts `"true"`/`"false"`/`"1"`/`"0"` (any case) and 1/0.
  * - blocks: `yup.array()` of block nodes.
  * - biginteger, date, time, datetime, timestamp, json: `yup.mixed()`, which accepts anything;
- *   Strapi then fails in the database layer (500). We check them here and answer 400.
+ *   Strapi's database layer then refuses a bad date or time with a 400 of its own (`database`
+ *   issues below) and fails on the rest (500). We check them all here and answer 400.
  *
  * On top of Strapi's rules, every value must fit its column (`columnType`), so that a bad value
  * is always a 400 and never a database error.
@@ -26,6 +27,12 @@ export interface Issue {
   value: unknown
   /** Path below the attribute (a block node's index), when the issue is about a part of the value. */
   path?: string[]
+  /**
+   * A format Strapi's yup schema lets through (`yup.mixed()`) and its database layer refuses
+   * (`InvalidDateError`...): answered as that layer's plain ValidationError, without details,
+   * and only when no yup rule failed (see validate-input.ts).
+   */
+  database?: true
 }
 
 export interface RuleContext {
@@ -318,22 +325,29 @@ function coerceBlocks (raw: unknown, ctx: RuleContext): Coerced {
   return problem === null ? ok(nodes) : fail({ message: problem, value: nodes })
 }
 
-function coerceTemporal (field: Field, raw: unknown, ctx: RuleContext): Coerced {
-  const { label } = ctx
+/** The start of a date Strapi's `parseDate` recognises; past it, a wrong day is "Invalid date". */
+const PARTIAL_DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])/
+
+/**
+ * date, time, datetime, timestamp: Strapi's yup accepts anything and its database fields parse
+ * the value (`@strapi/database` fields/shared/parsers.ts), with these messages.
+ */
+function coerceTemporal (field: Field, raw: unknown): Coerced {
+  const refuse = (message: string): Coerced => fail({ message, value: jsonSafe(raw), database: true })
   switch (field.type) {
     case 'date': {
       const value = parseDate(raw)
-      return value === null ? fail({ message: `${label} must be a valid date (YYYY-MM-DD)`, value: jsonSafe(raw) }) : ok(value)
+      if (value !== null) return ok(value)
+      return refuse(typeof raw === 'string' && PARTIAL_DATE.test(raw) ? 'Invalid date' : 'Invalid format, expected yyyy-MM-dd')
     }
     case 'time': {
       const value = parseTime(raw)
-      return value === null ? fail({ message: `${label} must be a valid time (HH:mm, HH:mm:ss or HH:mm:ss.SSS)`, value: jsonSafe(raw) }) : ok(value)
+      if (value !== null) return ok(value)
+      return refuse(typeof raw === 'string' ? 'Invalid time format, expected HH:mm:ss.SSS' : `Expected a string, got a ${typeof raw}`)
     }
     default: {
       const value = parseDateTime(raw)
-      return value === null
-        ? fail({ message: `${label} must be a valid ISO 8601 date-time or a number of milliseconds since the epoch`, value: jsonSafe(raw) })
-        : ok(value)
+      return value === null ? refuse('Invalid format, expected a timestamp or an ISO date') : ok(value)
     }
   }
 }
@@ -365,7 +379,7 @@ export function coerceScalar (field: Field, raw: unknown, ctx: RuleContext): Coe
     case 'date':
     case 'time':
     case 'datetime':
-    case 'timestamp': return coerceTemporal(field, raw, ctx)
+    case 'timestamp': return coerceTemporal(field, raw)
     case 'blocks': return coerceBlocks(raw, ctx)
     case 'json': {
       const problem = jsonProblem(ctx.label, raw)

@@ -4,6 +4,7 @@ import { parseFields } from '../query/fields.js'
 import { UNLIMITED_POPULATE, parsePopulate } from '../query/populate.js'
 import { Visibility } from '../query/visibility.js'
 import { associationInputs } from './association-writes.js'
+import { checkBodyKeys } from './check-keys.js'
 import { writeScope } from './locales.js'
 import { hashPasswords } from './password.js'
 import { draftOnly } from './publication.js'
@@ -39,6 +40,7 @@ export async function prepareWrite (model: ContentType, ctx: ServiceContext, par
   const requested = plainData(params.data)
   checkWritable(model, requested, params.access)
   const data = params.trusted === undefined ? requested : { ...requested, ...params.trusted }
+  checkBodyKeys(ctx.registry, model, requested)
   const { status, locale } = writeScope(model, ctx, params)
   const generated = partial ? new Set<string>() : generateUids(model, data)
   const input = validateInput(model, data, { partial, draft: draftOnly(model, status) })

@@ -2,6 +2,7 @@ import { ValidationError, type FieldError } from '../errors.js'
 import type { Component, ContentType } from '../model/registry.js'
 import { isScalarAttribute } from '../model/registry.js'
 import type { Attribute, ScalarAttribute } from '../model/types.js'
+import { COMPONENT_KEYS, checkKeys } from './check-keys.js'
 import { coerceScalar } from './coerce-scalar.js'
 import { printValue, yupPath } from './print-value.js'
 
@@ -38,13 +39,6 @@ export interface ValidatedInput {
    */
   deferred: Record<string, unknown>
 }
-
-/** System keys a client may send and that are ignored: Strapi sets them from the query instead. */
-const IGNORED_KEYS = new Set(['publishedAt', 'locale'])
-/** System keys nobody may write. */
-const READ_ONLY_KEYS = new Set(['createdAt', 'updatedAt'])
-/** Keys a component object may carry besides its attributes. */
-const COMPONENT_KEYS = new Set(['id', '__component'])
 
 const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -111,39 +105,13 @@ function associationIssues (attribute: AssociationAttribute, raw: unknown, path:
 }
 
 /**
- * Strapi's key checks, in its order: `id`/`documentId` at the root, then keys that exist but
- * are not writable (details carry their `path`), then keys that do not exist. Each throws at
- * the first offending key, before any value is looked at.
- */
-function checkKeys (model: ContentType | Component, data: Record<string, unknown>, prefix: readonly string[]): void {
-  const keys = Object.keys(data)
-  const isContentType = model.modelType === 'contentType'
-  const parent = prefix.filter((segment) => !/^\d+$/.test(segment))
-  if (isContentType && prefix.length === 0) {
-    for (const key of ['id', 'documentId']) {
-      if (hasOwn(data, key)) throw ValidationError.invalidKey(key, { source: 'body' })
-    }
-  }
-  for (const key of keys) {
-    const attribute = hasOwn(model.attributes, key) ? model.attributes[key] : undefined
-    if ((isContentType && READ_ONLY_KEYS.has(key)) || attribute?.writable === false) {
-      throw ValidationError.invalidKey(key, { path: [...parent, key].join('.'), source: 'body' })
-    }
-  }
-  for (const key of keys) {
-    if (hasOwn(model.attributes, key)) continue
-    if (isContentType ? IGNORED_KEYS.has(key) : COMPONENT_KEYS.has(key)) continue
-    throw ValidationError.invalidKey(key, parent.length === 0 ? { source: 'body' } : { path: parent.join('.'), source: 'body' })
-  }
-}
-
-/**
  * Validates a write payload (`data` of a REST body or a GraphQL input) against a content type
  * or component and coerces every scalar to what its column takes.
  *
  * Throws `ValidationError` with Strapi's exact answers: "Invalid key <k>" for keys that may not
  * be written, otherwise one error listing every failing attribute (`details.errors`, message
- * "N errors occurred" when there are several).
+ * "N errors occurred" when there are several), and when only a date or time is wrong, the
+ * database layer's message alone (`Invalid format, expected yyyy-MM-dd`, no details).
  *
  * @example
  * validateInput(article, { title: 'Hello', views: '37', publishedAt: null }, { partial: false })
@@ -159,6 +127,8 @@ export function validateInput (model: ContentType | Component, data: unknown, op
   const values: Record<string, unknown> = {}
   const deferred: Record<string, unknown> = {}
   const errors: FieldError[] = []
+  // The first date or time Strapi's database layer would refuse: reported only when yup passed.
+  let refusedFormat: string | null = null
   const draft = options.draft === true
   const create = !options.partial
 
@@ -190,9 +160,11 @@ export function validateInput (model: ContentType | Component, data: unknown, op
       continue
     }
     for (const issue of result.issues) {
-      errors.push({ path: [...path, ...(issue.path ?? [])], message: issue.message, name: 'ValidationError', value: issue.value })
+      if (issue.database === true) refusedFormat ??= issue.message
+      else errors.push({ path: [...path, ...(issue.path ?? [])], message: issue.message, name: 'ValidationError', value: issue.value })
     }
   }
   if (errors.length > 0) throw ValidationError.fromFieldErrors(errors)
+  if (refusedFormat !== null) throw new ValidationError(refusedFormat)
   return { values, deferred }
 }

@@ -33,10 +33,12 @@ function componentItems (association: ComponentAssociation, value: unknown, pref
 
 /**
  * The items of a dynamic zone. Every item must name its component with `__component`, from the
- * zone's allowed list; otherwise the whole write is a 400 listing each bad item (Strapi can
- * silently write nothing there; we never do).
+ * zone's allowed list; otherwise the whole write is a 400 listing each bad item. A name that is
+ * no component at all gets Strapi's yup message, which lists every component of the application
+ * (`oneOf(Object.keys(strapi.components))`, read from the components folder in name order); a
+ * component the zone does not allow, which Strapi would store, is refused with the zone's list.
  */
-function zoneItems (association: DynamicZoneAssociation, value: unknown, prefix: string[]): Item[] {
+function zoneItems (association: DynamicZoneAssociation, value: unknown, prefix: string[], registry: Registry): Item[] {
   const { name } = association
   if (value === null || value === undefined) return []
   if (!Array.isArray(value)) throw ValidationError.fromFieldErrors([{ path: [...prefix, name], message: `${name} must be an array`, name: 'ValidationError', value }])
@@ -48,7 +50,8 @@ function zoneItems (association: DynamicZoneAssociation, value: unknown, prefix:
     if (typeof uid !== 'string' || uid === '') {
       errors.push({ path, message: `${name}[${i}].__component is a required field`, name: 'ValidationError' })
     } else if (!association.components.includes(uid)) {
-      errors.push({ path, message: `${name}[${i}].__component must be one of the following values: ${association.components.join(', ')}`, name: 'ValidationError', value: uid })
+      const values = registry.components.has(uid) ? association.components : [...registry.components.keys()].sort()
+      errors.push({ path, message: `${name}[${i}].__component must be one of the following values: ${values.join(', ')}`, name: 'ValidationError', value: uid })
     } else {
       items.push({ uid, data: item as Record<string, unknown>, path: [...prefix, name, String(i)] })
     }
@@ -66,7 +69,7 @@ export async function writeComponentAttribute (
   trx: Transaction<any>, registry: Registry, owner: ComponentOwner, association: ComponentAssociation | DynamicZoneAssociation, value: unknown,
   prefix: string[] = []
 ): Promise<void> {
-  const items = association.kind === 'component' ? componentItems(association, value, prefix) : zoneItems(association, value, prefix)
+  const items = association.kind === 'component' ? componentItems(association, value, prefix) : zoneItems(association, value, prefix, registry)
   const existing = await trx.selectFrom(owner.joinTable).select(['cmp_id', 'component_type'])
     .where('entity_id', '=', owner.rowId).where('field', '=', association.name).execute()
   const existingKeys = new Set(existing.map((r) => `${r.component_type as string}:${r.cmp_id as number}`))

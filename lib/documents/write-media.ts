@@ -36,11 +36,14 @@ export async function writeMedia (
   if (ids.length > 0) {
     const files = await trx.selectFrom(registry.get(FILE_UID)!.tableName).select(['id', 'mime']).where('id', 'in', ids).execute()
     const found = new Map(files.map((f) => [f.id as number, f.mime as string]))
+    const missing = new Set(ids.filter((id) => !found.has(id)))
+    if (missing.size > 0) {
+      // Strapi's entity validator: the count of file ids that name nothing, at the payload's root.
+      const message = `${missing.size} relation(s) of type ${FILE_UID} associated with this entity do not exist`
+      throw ValidationError.fromFieldErrors([{ path: [], message, name: 'ValidationError' }])
+    }
     for (const id of ids) {
-      const mime = found.get(id)
-      if (mime === undefined) {
-        throw ValidationError.fromFieldErrors([{ path: [association.name], message: `File with id "${id}" not found`, name: 'ValidationError', value: id }])
-      }
+      const mime = found.get(id)!
       const allowed = association.allowedTypes
       if (allowed !== null && !allowed.includes('files') && !allowed.some((t) => mime.startsWith(MIME_PREFIX[t] ?? '\0'))) {
         throw ValidationError.fromFieldErrors([{

@@ -32,10 +32,11 @@ function targetLocale (target: ContentType, ref: RelationRef, source: WrittenRow
 /**
  * Finds the related documents a write names, by documentId or row id, in the locale that applies.
  * A document that does not exist, or that the caller may not see, is a 400 naming it, as Strapi
- * answers for a missing one.
+ * answers for a missing one; row ids that name no row are counted in Strapi's entity-validator
+ * message (`1 relation(s) of type api::category.category associated with this entity do not exist`).
  */
 async function resolveTargets (
-  trx: Transaction<any>, target: ContentType, refs: RelationRef[], source: WrittenRow, defaultLocale: string, name: string, visible: VisibleDocuments | null
+  trx: Transaction<any>, target: ContentType, refs: RelationRef[], source: WrittenRow, defaultLocale: string, visible: VisibleDocuments | null
 ): Promise<ResolvedTargets> {
   const byId = new Map<number, string>()
   const ids = refs.filter((r) => r.id !== undefined).map((r) => r.id!)
@@ -43,8 +44,14 @@ async function resolveTargets (
     const rows = await trx.selectFrom(target.tableName).select(['id', 'document_id']).where('id', 'in', ids).execute()
     for (const row of rows) byId.set(row.id as number, row.document_id as string)
   }
-  const documentOf = (ref: RelationRef): string => ref.documentId ?? byId.get(ref.id!) ?? `#${ref.id!}`
-  const wanted = [...new Set(refs.map(documentOf))].filter((d) => !d.startsWith('#'))
+  const missingIds = new Set(ids.filter((id) => !byId.has(id)))
+  if (missingIds.size > 0) {
+    // Strapi's entity validator counts row ids that name nothing, at the root of the payload.
+    const message = `${missingIds.size} relation(s) of type ${target.uid} associated with this entity do not exist`
+    throw ValidationError.fromFieldErrors([{ path: [], message, name: 'ValidationError' }])
+  }
+  const documentOf = (ref: RelationRef): string => ref.documentId ?? byId.get(ref.id!)!
+  const wanted = [...new Set(refs.map(documentOf))]
   const rows = wanted.length === 0
     ? []
     : await trx.selectFrom(target.tableName).select(['id', 'document_id', ...(target.localized ? ['locale'] : [])])
@@ -58,10 +65,9 @@ async function resolveTargets (
       ? []
       : rows.filter((r) => r.document_id === documentId && (locale === null || r.locale === locale)).map((r) => r.id as number)
     if (matching.length === 0) {
-      const label = ref.documentId ?? String(ref.id)
-      throw ValidationError.fromFieldErrors([{
-        path: [name], message: `Document with id "${label}", locale "${locale}" not found`, name: 'ValidationError', value: label
-      }])
+      // Strapi's documentId-to-row-id transform: a plain ValidationError, no details. A row id
+      // is echoed as sent, never the documentId it resolved to (the caller may not see it).
+      throw new ValidationError(`Document with id "${ref.documentId ?? String(ref.id)}", locale "${locale}" not found`)
     }
     versions.set(documentId, matching)
   }
@@ -114,7 +120,7 @@ export async function writeRelation (
         const p = r.position
         return p !== undefined && ('before' in p || 'after' in p) ? ['before' in p ? p.before : p.after] : []
       })]
-  const resolved = await resolveTargets(trx, target, refs, source, defaultLocale, association.name, visible)
+  const resolved = await resolveTargets(trx, target, refs, source, defaultLocale, visible)
 
   let documents: string[]
   // Documents kept from the current list stay linked through the rows they already use.

@@ -57,9 +57,9 @@ export const LongScalar = new GraphQLScalarType({
   }
 })
 
-/** A configured locale, or `*`/`all` (every locale; the document service refuses them where they make no sense). */
+/** A configured locale, or `*` (every locale; the document service refuses it where it makes no sense). `all` is no locale, as in Strapi 5. */
 export function localeScalar (locales: readonly string[]): GraphQLScalarType {
-  const allowed = new Set([...locales, '*', 'all'])
+  const allowed = new Set([...locales, '*'])
   return stringScalar('I18NLocaleCode', 'A configured locale code', (v) => allowed.has(v), `one of ${locales.join(', ')}`)
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import qs from 'qs'
-import { PayloadTooLargeError } from '../errors.js'
+import { BodySyntaxError, PayloadTooLargeError } from '../errors.js'
 import { checkInputDepth, type RequestLimits } from '../query/limits.js'
 import { checkParameters, qsOptions } from '../query/querystring.js'
 
@@ -9,18 +9,42 @@ import { checkParameters, qsOptions } from '../query/querystring.js'
  * below all of them so that none imports another for them.
  */
 
+/** co-body's strict mode, as Strapi's koa-body runs it: the top level is an object or an array. */
+const STRICT_JSON = /^[ \t\n\r]*[[{]/
+
+/**
+ * Strapi's answer for a body that does not parse: JSON.parse's own message, without the quote
+ * of the body V8 puts in some (`Unexpected token 'x', "{"a": x}" is not valid JSON`, or with
+ * `...` around a part of a longer body, becomes
+ * `Unexpected token 'x' is not valid JSON`): an answer never repeats the request. Called on the
+ * error path only, so the body is parsed a second time only when it failed once.
+ */
+function syntaxError (text: string): BodySyntaxError {
+  try {
+    JSON.parse(text)
+  } catch (err) {
+    return new BodySyntaxError((err as Error).message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, ' is not valid JSON'))
+  }
+  // JSON.parse takes it: Fastify's parser refused a `__proto__` or `constructor.prototype` key.
+  return new BodySyntaxError('Object contains forbidden prototype property')
+}
+
 /**
  * The JSON body parser of the content API's encapsulated contexts (REST, auth and upload routes):
  * at most `limits.bodyBytes` bytes are read (Fastify stops reading there and answers 413), and
  * the parsed value is refused when it nests deeper than `limits.inputDepth`, before anything
- * walks it. An empty body is "no body" (Strapi answers "Missing data payload"), not a parse error.
+ * walks it. An empty body is "no body" (Strapi answers "Missing data payload"), not a parse error;
+ * a body that is not JSON, or whose top level is a string, number, boolean or null, is Strapi's
+ * 400 `SyntaxError` (see `BodySyntaxError`).
  */
 export function addJsonParser (app: FastifyInstance, limits: RequestLimits): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: limits.bodyBytes }, (request, body, done) => {
-    if (body === '') { done(null, undefined); return }
-    parseJson(request, body as string, (err: Error | null, value?: unknown) => {
-      if (err !== null) { done(err, undefined); return }
+    const text = body as string
+    if (text === '') { done(null, undefined); return }
+    if (!STRICT_JSON.test(text)) { done(new BodySyntaxError('invalid JSON, only supports object and array'), undefined); return }
+    parseJson(request, text, (err: Error | null, value?: unknown) => {
+      if (err !== null) { done(syntaxError(text), undefined); return }
       try {
         checkInputDepth(value, limits.inputDepth, 'The request body')
       } catch (limit) {

@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors.js'
 import type { Field } from '../model/registry.js'
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})/
+const DATE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])/
 const TIME = /^([01]\d|2[0-3]):([0-5]\d)(:([0-5]\d)(\.\d{1,3})?)?$/
 
 function invalid (where: string, value: unknown, expected: string): ValidationError {
@@ -19,9 +19,20 @@ function toNumber (value: unknown): number {
   return trimmed === '' ? 0 : Number(trimmed)
 }
 
+/** Whether `YYYY-MM-DD` names a day of the calendar (`2024-02-30` does not). */
+function validDay (match: RegExpExecArray): boolean {
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const at = new Date(0)
+  at.setUTCFullYear(year, month - 1, day) // a day past the month's end rolls over
+  return at.getUTCDate() === day
+}
+
 /**
  * Casts one filter value to the field's type, the way Strapi's query layer does, except that a
- * value that cannot be cast is a 400 (Strapi answers 500 there). Strings stay strings.
+ * number that cannot be cast is a 400 (Strapi answers 500 there). A date or time that cannot
+ * be cast is the 400 Strapi's database fields answer (`Invalid format, expected yyyy-MM-dd`,
+ * `Invalid date`, `Invalid time format, expected HH:mm:ss.SSS`, `Invalid format, expected a
+ * timestamp or an ISO date`; no details). Strings stay strings.
  */
 export function castFilterValue (field: Field, value: unknown, where: string): unknown {
   if (value === null) return null
@@ -46,19 +57,20 @@ export function castFilterValue (field: Field, value: unknown, where: string): u
     case 'date': {
       const text = String(value)
       const match = DATE.exec(text)
-      if (match === null || Number.isNaN(Date.parse(`${match[0]}T00:00:00Z`))) throw invalid(where, value, 'a date (YYYY-MM-DD)')
+      if (match === null) throw new ValidationError('Invalid format, expected yyyy-MM-dd')
+      if (!validDay(match)) throw new ValidationError('Invalid date')
       return match[0]
     }
     case 'datetime':
     case 'timestamp': {
       const text = String(value)
       const time = typeof value === 'number' ? value : Date.parse(text)
-      if (Number.isNaN(time) || (typeof value === 'string' && !DATE.test(text))) throw invalid(where, value, 'an ISO 8601 date-time')
+      if (Number.isNaN(time) || (typeof value === 'string' && !DATE.test(text))) throw new ValidationError('Invalid format, expected a timestamp or an ISO date')
       return new Date(time).toISOString()
     }
     case 'time': {
       const text = String(value)
-      if (!TIME.test(text)) throw invalid(where, value, 'a time (HH:mm:ss.SSS)')
+      if (!TIME.test(text)) throw new ValidationError('Invalid time format, expected HH:mm:ss.SSS')
       return text
     }
     case 'json':

@@ -116,10 +116,44 @@ export function toNullFlag (value: unknown): boolean {
   return true
 }
 
+/** Case-sensitive patterns: Strapi's `column LIKE ?`, which PostgreSQL runs on text columns only. */
+const LIKE_OPERATORS = new Set<ComparisonOperator>(['$contains', '$notContains', '$startsWith', '$endsWith'])
+/** Attribute types stored as text (varchar or text), where `LIKE` runs. */
+const TEXT_TYPES = new Set<Field['type']>(['string', 'text', 'richtext', 'email', 'password', 'uid', 'enumeration'])
+
+function unsupported (message: string, operator: ComparisonOperator, where: string): ValidationError {
+  return new ValidationError(message, { key: operator, path: where, source: 'query', param: 'filters' })
+}
+
+/**
+ * The filters Strapi cannot run (its query fails, a 500) are a 400 here, never a silent answer:
+ * - a case-sensitive pattern (`$contains`, `$notContains`, `$startsWith`, `$endsWith`) on an
+ *   attribute that is not text: PostgreSQL has no `LIKE` for numbers, booleans, dates or jsonb
+ *   (the case-insensitive ones compare the value's text, `lower(col::text)`, as Strapi's do);
+ * - a comparison (`$eq`, `$ne`, `$in`, `$notIn`, `$lt`... `$between`) on a json or blocks
+ *   attribute whose value is not JSON text: Strapi sends it to the jsonb column as it is.
+ * `$null` and `$notNull` run on every type.
+ */
+function checkRunnable (field: Field, operator: ComparisonOperator, raw: unknown, where: string): void {
+  if (LIKE_OPERATORS.has(operator) && !TEXT_TYPES.has(field.type)) {
+    throw unsupported(`${operator} cannot be used on ${where}, a ${field.type} attribute: it applies to text (use ${operator}i to match the value's text)`, operator, where)
+  }
+  if ((field.type === 'json' || field.type === 'blocks') && !PATTERN_OPERATORS.has(operator) && operator !== '$null' && operator !== '$notNull') {
+    const values = Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw]
+    for (const value of values) {
+      if (value === null || typeof value !== 'string') continue
+      try { JSON.parse(value) } catch {
+        throw unsupported(`${operator} on ${where}, a ${field.type} attribute, expects JSON text (such as "text", 42 or ["a","b"])`, operator, where)
+      }
+    }
+  }
+}
+
 function compare (field: Field, operator: ComparisonOperator, raw: unknown, where: string): FilterNode {
   if (operator === '$null' || operator === '$notNull') {
     return { kind: 'compare', field, operator, value: toNullFlag(raw) }
   }
+  checkRunnable(field, operator, raw, where)
   if (operator === '$in' || operator === '$notIn') {
     const items = Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw]
     return { kind: 'compare', field, operator, value: items.map((v) => castFilterValue(field, v, where)) }

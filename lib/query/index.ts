@@ -18,7 +18,7 @@ export type { FilterNode, ComparisonOperator } from './filters.js'
 export type { PopulateTree, PopulateNode } from './populate.js'
 export type { RawQuery } from './querystring.js'
 export type { RequestLimits } from './limits.js'
-export { cursorLinks, paginationMeta } from './pagination.js'
+export { checkRootPagination, cursorLinks, paginationMeta } from './pagination.js'
 export { parseQueryString, searchOf } from './querystring.js'
 export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters } from './visibility.js'
@@ -49,15 +49,26 @@ export interface QueryTree {
   fallbacks: readonly string[]
 }
 
+/**
+ * The status a request reads, as Strapi 5's document service decides it (`defaultToDraft`): no
+ * status (or `published`) is the published version, and ANY other value (`draft`, `''`,
+ * `archived`, `PUBLISHED`, a list) is the draft version, never a 400. Types without draft &
+ * publish ignore it. Writes take it the same way: only `published` publishes.
+ */
 export function parseStatus (raw: unknown): Status {
-  if (raw === undefined || raw === null || raw === '' || raw === 'published') return 'published'
-  if (raw === 'draft') return 'draft'
-  throw new ValidationError('Invalid status parameter. Expected "published" or "draft"', { key: 'status', source: 'query', param: 'status' })
+  return raw === undefined || raw === null || raw === 'published' ? 'published' : 'draft'
+}
+
+/** Whether a request's `status` parameter reads drafts: what the access check asks for. */
+export function readsDrafts (raw: unknown): boolean {
+  return parseStatus(raw) === 'draft'
 }
 
 /**
- * The locale a request addresses: the `locale` parameter, the default locale when it is absent,
- * and null (every locale) for `*` or `all` on lists. Non-localized types ignore it, as Strapi does.
+ * The locale a request addresses: the `locale` parameter, the default locale when it is absent
+ * or empty, and null (every locale) for `*` on lists, the one value Strapi 5 treats specially.
+ * Any other string is a locale code, matched literally: `all`, `de` (not configured) and `x/y`
+ * (not a code at all) match no document. Non-localized types ignore it, as Strapi does.
  */
 export function parseLocale (model: ContentType, raw: unknown, settings: LocaleSettings, allowAll: boolean): string | null {
   if (!model.localized) return null
@@ -65,7 +76,7 @@ export function parseLocale (model: ContentType, raw: unknown, settings: LocaleS
   if (typeof raw !== 'string') {
     throw new ValidationError(`Invalid locale param ${JSON.stringify(raw)} provided. Document locales must be strings.`)
   }
-  if (allowAll && (raw === '*' || raw === 'all')) return null
+  if (allowAll && raw === '*') return null
   return raw
 }
 

@@ -50,13 +50,22 @@ function parseWithCount (value: unknown, fallback: boolean): boolean {
   throw new ValidationError('Invalid withCount parameter. Expected "t","1","true","false","0","f"')
 }
 
-/** lodash `toNumber` as Strapi uses it: '' is 0, whitespace-trimmed numerics parse, anything else is NaN. */
+/**
+ * JavaScript's ToNumber, which Strapi's `Math.max(value, ...)` and `page - 1` apply to the raw
+ * strings: `' 3 '` is 3, `''` is 0, `'0x10'` is 16, `['3']` (a repeated key) is 3, anything
+ * else NaN. Objects are NaN without being converted (a null-prototype object would throw).
+ */
 function toNumber (value: unknown): number {
-  if (typeof value === 'number') return value
-  if (typeof value !== 'string') return Number.NaN
-  const trimmed = value.trim()
-  return trimmed === '' ? 0 : Number(trimmed)
+  if (typeof value === 'number' || typeof value === 'string') return Number(value)
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return Number(value.join(','))
+  return Number.NaN
 }
+
+/**
+ * Strapi's `withMaxLimit`: a size below `maxLimit` stays, anything else (too large, infinite,
+ * or not a number at all, since `NaN < max` is false) is `maxLimit`.
+ */
+const capped = (size: number, max: number): number => size < max ? size : max
 
 function requireInteger (value: number, converter: 'Start' | 'Limit'): number {
   if (!Number.isInteger(value)) {
@@ -66,12 +75,17 @@ function requireInteger (value: number, converter: 'Start' | 'Limit'): number {
 }
 
 /**
- * Resolves `pagination[...]` with Strapi v5's REST semantics (recorded in the oracle):
+ * Resolves `pagination[...]` with Strapi v5's REST semantics (@strapi/utils `withDefaultPagination`,
+ * then the document service's `convertStartQueryParams`/`convertLimitQueryParams`):
  * - no parameters: page 1 of `defaultLimit`, reported in page form;
- * - page mode: `page < 1` is page 1, `pageSize < 1` is 1, `pageSize > maxLimit` is `maxLimit`;
- * - offset mode: `start < 0` is 0, `limit < 1` (including -1) is 1, `limit > maxLimit` is `maxLimit`;
+ * - page mode: `start = (page - 1) * size`; `page < 1` is page 1, `pageSize < 1` is 1;
+ * - offset mode: `start < 0` is 0, `limit < 1` (including -1: query strings are text, and only
+ *   the number -1 means "no limit") is 1;
+ * - a size (`pageSize`, `limit`) over `maxLimit`, infinite or not a number (`abc`) is `maxLimit`;
+ * - a start that is not an integer (`page=abc`, `page=1.5`, `start=abc`), or a size that is a
+ *   fraction (`pageSize=2.5`): 400 `ValidationError` with Strapi's converter message, the start
+ *   checked first;
  * - page keys mixed with offset keys: 400 `PaginationError`;
- * - non-numeric values: 400 `ValidationError` with Strapi's converter messages;
  * - `after` or `before` (ours, Strapi has none): cursor mode (`parseCursorPagination`).
  */
 export function parsePagination (raw: unknown, limits: PaginationLimits, cursors: CursorContext | null = null): Pagination {
@@ -83,20 +97,60 @@ export function parsePagination (raw: unknown, limits: PaginationLimits, cursors
   if (hasPage && hasOffset) throw new PaginationError('Cannot use both page & offset pagination in the same query')
 
   if (hasOffset) {
-    const start = params.start === undefined ? 0 : requireInteger(toNumber(params.start), 'Start')
-    const limit = params.limit === undefined ? limits.defaultLimit : requireInteger(toNumber(params.limit), 'Limit')
-    const clampedLimit = Math.min(Math.max(limit, 1), limits.maxLimit)
-    return { mode: 'offset', page: null, pageSize: null, start: Math.max(start, 0), limit: clampedLimit, withCount }
+    const start = requireInteger(Math.max(params.start === undefined ? 0 : toNumber(params.start), 0), 'Start')
+    const limit = requireInteger(capped(Math.max(params.limit === undefined ? limits.defaultLimit : toNumber(params.limit), 1), limits.maxLimit), 'Limit')
+    return { mode: 'offset', page: null, pageSize: null, start, limit, withCount }
   }
 
   const page = params.page === undefined ? 1 : toNumber(params.page)
-  const pageSize = params.pageSize === undefined ? limits.defaultLimit : toNumber(params.pageSize)
-  // Strapi converts the computed start before the limit, so a bad pageSize reports on start.
-  const clampedSize = Math.min(Math.max(pageSize, 1), limits.maxLimit)
-  const start = requireInteger((page - 1) * clampedSize, 'Start')
-  const size = requireInteger(clampedSize, 'Limit')
-  const clampedStart = Math.max(start, 0)
-  return { mode: 'page', page: Math.floor(clampedStart / size) + 1, pageSize: size, start: clampedStart, limit: size, withCount }
+  const size = capped(Math.max(params.pageSize === undefined ? limits.defaultLimit : toNumber(params.pageSize), 1), limits.maxLimit)
+  const start = requireInteger(Math.max((page - 1) * size, 0), 'Start')
+  requireInteger(size, 'Limit')
+  return { mode: 'page', page: Math.floor(start / size) + 1, pageSize: size, start, limit: size, withCount }
+}
+
+const MIXED_ROOT = 'Invalid pagination attributes. The page parameters are incorrect and must be in the pagination object'
+
+function positivePage (name: 'page' | 'pageSize', raw: unknown): void {
+  const value = toNumber(raw)
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new PaginationError(`Invalid '${name}' parameter. Expected an integer > 0, received: ${String(raw)}`)
+  }
+}
+
+/**
+ * `page`, `pageSize`, `start` and `limit` OUTSIDE `pagination[...]` on a REST read: Strapi's
+ * controller passes them to its document service beside the window it computed from
+ * `pagination`, which converts them (convert-query-params.ts) and then does not use them.
+ * - a list always has that window (`start`, `limit`), so a root `page` or `pageSize` mixes the
+ *   two modes: 400 `PaginationError` `Invalid pagination attributes...`; a root `start` or
+ *   `limit` is replaced by the window, ignored;
+ * - one document: page keys with offset keys are that `PaginationError` too; a `page` or
+ *   `pageSize` that is not an integer > 0 is a `PaginationError`, a `start` or `limit` that is
+ *   not an integer (limit: or -1) a `ValidationError`, with the converters' messages; valid ones
+ *   are ignored.
+ *
+ * @example
+ * checkRootPagination({ page: '2' }, true) // throws PaginationError: Invalid pagination attributes...
+ * checkRootPagination({ start: '5' }, true) // ignored
+ */
+export function checkRootPagination (raw: Record<string, unknown>, list: boolean): void {
+  const { page, pageSize, start, limit } = raw
+  const hasPage = page !== undefined || pageSize !== undefined
+  if (list || (hasPage && (start !== undefined || limit !== undefined))) {
+    if (hasPage) throw new PaginationError(MIXED_ROOT)
+    return
+  }
+  if (page !== undefined) positivePage('page', page)
+  if (pageSize !== undefined) positivePage('pageSize', pageSize)
+  if (start !== undefined) {
+    const value = toNumber(start)
+    if (!Number.isInteger(value) || value < 0) throw new ValidationError(`convertStartQueryParams expected a positive integer got ${value}`)
+  }
+  if (limit !== undefined) {
+    const value = toNumber(limit)
+    if (!Number.isInteger(value) || (value < 0 && value !== -1)) throw new ValidationError(`convertLimitQueryParams expected a positive integer got ${value}`)
+  }
 }
 
 /**
@@ -115,8 +169,8 @@ function parseCursorPagination (params: Record<string, unknown>, limits: Paginat
   const text = params[direction]
   if (typeof text !== 'string') throw new ValidationError('Invalid pagination cursor', { key: 'pagination', source: 'query', param: 'pagination' })
   const size = params.pageSize ?? params.limit
-  const requested = size === undefined ? limits.defaultLimit : requireInteger(toNumber(size), 'Limit')
-  const pageSize = Math.min(Math.max(requested, 1), limits.maxLimit)
+  // Sized as in page mode: a size that is not a number is maxLimit, a fraction a 400.
+  const pageSize = requireInteger(capped(Math.max(size === undefined ? limits.defaultLimit : toNumber(size), 1), limits.maxLimit), 'Limit')
   const signature = cursors.signature()
   const cursor = text === '' ? null : cursors.codec.decode(text, signature)
   return { mode: 'cursor', page: null, pageSize, start: 0, limit: pageSize, withCount: parseWithCount(params.withCount, false), direction, cursor, signature }

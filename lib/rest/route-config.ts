@@ -5,6 +5,7 @@ import { ForbiddenError } from '../errors.js'
 import type { NamedPolicies, RouteActionConfig } from '../options/rest-routes.js'
 import { applyPolicies, resolvePolicy, type PolicyReference, type ResolvedPolicy, type RoutePolicyContext } from '../policies.js'
 import type { AccessScope } from '../query/access-scope.js'
+import { readsDrafts } from '../query/index.js'
 
 /**
  * What runs before a content-API route's handler, in Strapi's order: the access check (or, with
@@ -29,7 +30,8 @@ export const OPEN_SCOPE: AccessScope = Object.freeze({
 
 /**
  * The access check of a route, as a callback hook: decided without waiting for most requests
- * (`access.decided`), so the check costs no promise. `status=draft` asks the draft permission.
+ * (`access.decided`), so the check costs no promise. A status that reads drafts (`status=draft`,
+ * and any other value but `published`, as the query reads it) asks the draft permission.
  */
 export function accessHook (access: AccessControl, request: AccessRequest, config: RouteActionConfig | undefined): preHandlerHookHandler {
   if (config?.auth === false) {
@@ -40,7 +42,7 @@ export function accessHook (access: AccessControl, request: AccessRequest, confi
   const published = { ...request, draft: false }
   const drafts = { ...request, draft: true }
   return function guard (req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const wanted = (req.query as { status?: unknown } | undefined)?.status === 'draft' ? drafts : published
+    const wanted = readsDrafts((req.query as { status?: unknown } | undefined)?.status) ? drafts : published
     const grant = access.decided?.(req, wanted)
     if (grant === undefined) {
       access.check(req, wanted).then((grant) => { req.contentApiGrant = grant; done() }, done)

@@ -7,7 +7,7 @@ import type { DocumentService } from '../documents/service.js'
 import type { CoreAnswer, NamedPolicies, RestRoutes, RouteAction } from '../options/rest-routes.js'
 import { TreeMemo } from '../documents/tree-memo.js'
 import type { ContentType, Registry } from '../model/registry.js'
-import { paginationMeta, parseQueryString, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
+import { checkRootPagination, paginationMeta, parseQueryString, readsDrafts, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { requestedConsistency } from '../http/consistency.js'
 import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
@@ -41,6 +41,15 @@ function payload (body: unknown): Record<string, unknown> {
   const data = typeof body === 'object' && body !== null ? (body as { data?: unknown }).data : undefined
   if (typeof data !== 'object' || data === null) throw new ValidationError('Missing "data" payload in the request body')
   return data as Record<string, unknown>
+}
+
+/**
+ * A DELETE removes every version of a document (in its locale): `status=draft` cannot name only
+ * the draft, which Strapi refuses with a 500 ("Cannot delete a draft document"); here a 400. Any
+ * other status is ignored, as in Strapi.
+ */
+function refuseDraftDelete (model: ContentType, status: unknown): void {
+  if (model.draftAndPublish && status === 'draft') throw new ValidationError('Cannot delete a draft document', { key: 'status', source: 'query', param: 'status' })
 }
 
 /** A write's query string, under the REST bounds like its body (`limits: true`). */
@@ -89,11 +98,20 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const scope = (request: FastifyRequest): AccessScope => request.contentApiGrant!.scope
   const listKey = `${model.uid}\0list\0`
   const oneKey = `${model.uid}\0one\0`
-  /** A read's query tree, parsed at most once for the same route, caller and query string (parse errors are not kept). */
-  const tree = (request: FastifyRequest, list: boolean, access: AccessScope = scope(request)): QueryTree => {
+  /**
+   * A read's query tree, parsed at most once for the same route, caller and query string (parse
+   * errors are not kept). `read`: a GET's, after the checks Strapi makes of pagination
+   * keys outside `pagination[...]` (`checkRootPagination`); a write's If-Match tree skips them
+   * (Strapi's writes drop those keys) and is memoised apart.
+   */
+  const tree = (request: FastifyRequest, list: boolean, access: AccessScope = scope(request), read = false): QueryTree => {
     const search = searchOf(request.url)
-    const key = (list ? listKey : oneKey) + access.key + '\0' + search
-    return trees.find(ctx, key) ?? trees.add(ctx, key, service.queryTree(parseQueryString(`?${search}`, ctx.limits), { list, access }))
+    const key = (list ? listKey : oneKey) + access.key + (read ? '\0' : '\0w\0') + search
+    const found = trees.find(ctx, key)
+    if (found !== undefined) return found
+    const raw = parseQueryString(`?${search}`, ctx.limits)
+    if (read) checkRootPagination(raw, list)
+    return trees.add(ctx, key, service.queryTree(raw, { list, access }))
   }
   /** The body as the client asked for it: Strapi v5's, or v4's with the `Strapi-Response-Format: v4` header. */
   const render = (request: FastifyRequest, body: string): string => wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body
@@ -114,7 +132,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     let access = scope(request)
     if (settings.config?.[readAction]?.auth === false) access = OPEN_SCOPE
     else {
-      const draft = (request.query as { status?: unknown }).status === 'draft'
+      const draft = readsDrafts((request.query as { status?: unknown }).status)
       try {
         access = (await ctx.access.check(request, { uid: model.uid, action: readAction, draft })).scope
       } catch (err) {
@@ -191,7 +209,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     route('GET', base, 'find', {
       schema: doc({ tags, summary: `List ${model.pluralName}`, security, querystring: querySchema(schemas, model, 'list'), response: { 200: listResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
-        const query = tree(request, true)
+        const query = tree(request, true, scope(request), true)
         const page = await service.findPageJson(query, { limits: true, consistency: requestedConsistency(request) })
         return listBody(page.json, paginationMeta(query.pagination, page.total, page.links))
       }
@@ -209,7 +227,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Get a ${model.singularName}`, security, params: DocumentParamsSchema, querystring: querySchema(schemas, model, 'read'), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
-        const json = await service.findOneJson(documentId, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
+        const json = await service.findOneJson(documentId, tree(request, false, scope(request), true), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return singleBody(json)
       }
@@ -230,6 +248,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       core: async (request) => {
         const { documentId } = request.params as { documentId: string }
         const query = parseQueryString(request.url, ctx.limits)
+        refuseDraftDelete(model, query.status)
         await service.delete({ documentId, locale: query.locale as string | undefined, access: scope(request), ifMatch: await precondition(request) })
         return null
       }
@@ -239,7 +258,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
     route('GET', url, 'find', {
       schema: doc({ tags, summary: `Get the ${model.singularName}`, security, querystring: querySchema(schemas, model, 'read'), response: { 200: singleResponseSchema(schemas, model), ...errors } }),
       core: async (request) => {
-        const json = await service.findOneJson(null, tree(request, false), { limits: true, consistency: requestedConsistency(request) })
+        const json = await service.findOneJson(null, tree(request, false, scope(request), true), { limits: true, consistency: requestedConsistency(request) })
         if (json === null) throw new NotFoundError()
         return singleBody(json)
       }
@@ -257,6 +276,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
       schema: doc({ tags, summary: `Delete the ${model.singularName}`, security, querystring: querySchema(schemas, model, 'delete'), response: { 204: deleted('Deleted (also when nothing existed)'), 412: ErrorEnvelopeSchema, ...errors } }),
       core: async (request) => {
         const query = parseQueryString(request.url, ctx.limits)
+        refuseDraftDelete(model, query.status)
         await service.delete({ documentId: null, locale: query.locale as string | undefined, access: scope(request), ifMatch: await precondition(request) })
         return null
       }

@@ -542,6 +542,8 @@ t.test('draftsRequirePermission', async (t) => {
   t.equal((await call('GET', '/api/articles?status=published')).status, 200)
   t.strictSame((await call('GET', '/api/articles?status=draft')).json, FORBIDDEN, 'status=draft needs findDrafts')
   t.strictSame((await call('GET', `/api/articles/${draft.documentId}?status=draft`)).json, FORBIDDEN, 'on findOne too')
+  t.strictSame((await call('GET', '/api/articles?status=archived')).json, FORBIDDEN, 'any status that reads drafts needs it')
+  t.strictSame((await call('GET', `/api/articles/${draft.documentId}?status=`)).json, FORBIDDEN)
 
   await strict.contentApi.permissions.grant('public', [`${ARTICLE}.findDrafts`])
   const granted = await call('GET', '/api/articles?status=draft')

@@ -113,7 +113,8 @@ t.test('$eq and implicit $eq', async (t) => {
     'date, a date-time truncated to its day': { filter: { day: '2024-02-01T18:00:00Z' }, where: '"t"."day" = $1', parameters: ['2024-02-01'], rows: ['b', 'f'] },
     'datetime normalised to ISO UTC': { filter: { at: '2024-01-01T11:00:00+01:00' }, where: '"t"."at" = $1', parameters: ['2024-01-01T10:00:00.000Z'], rows: ['a'] },
     enumeration: { filter: { kind: 'news' }, where: '"t"."kind" = $1', parameters: ['news'], rows: ['a', 'e'] },
-    'json compared as jsonb': { filter: { meta: { $eq: 'odd' } }, where: '"t"."meta" = $1::jsonb', parameters: ['"odd"'], rows: ['d'] },
+    'json compared as jsonb, the value JSON text': { filter: { meta: { $eq: '"odd"' } }, where: '"t"."meta" = $1::jsonb', parameters: ['"odd"'], rows: ['d'] },
+    'json array': { filter: { meta: { $eq: '["x"]' } }, where: '"t"."meta" = $1::jsonb', parameters: ['["x"]'], rows: ['c'] },
     'json number': { filter: { meta: { $eq: '7' } }, where: '"t"."meta" = $1::jsonb', parameters: ['7'], rows: ['e'] }
   })
 })
@@ -182,7 +183,8 @@ t.test('$contains, $notContains, $containsi, $notContainsi', async (t) => {
   await cases(t, {
     '$contains is case-sensitive': { filter: { title: { $contains: 'a' } }, where: '"t"."title"::text like $1', parameters: ['%a%'], rows: ['a', 'b', 'c', 'e'] },
     '$contains upper case': { filter: { title: { $contains: 'A' } }, where: '"t"."title"::text like $1', parameters: ['%A%'], rows: ['a'] },
-    '$contains on an integer': { filter: { views: { $contains: '0' } }, where: '"t"."views"::text like $1', parameters: ['%0%'], rows: ['a', 'b', 'd', 'e', 'f'] },
+    '$containsi on an integer, its text': { filter: { views: { $containsi: '0' } }, where: 'lower("t"."views"::text) like lower($1)', parameters: ['%0%'], rows: ['a', 'b', 'd', 'e', 'f'] },
+    '$containsi on json, its text': { filter: { meta: { $containsi: 'X' } }, where: 'lower("t"."meta"::text) like lower($1)', parameters: ['%X%'], rows: ['c'] },
     '$notContains excludes NULLs': { filter: { title: { $notContains: 'a' } }, where: 'not ("t"."title"::text like $1)', parameters: ['%a%'], rows: ['d'] },
     $containsi: { filter: { title: { $containsi: 'A' } }, where: 'lower("t"."title"::text) like lower($1)', parameters: ['%A%'], rows: ['a', 'b', 'c', 'e'] },
     '$notContainsi excludes NULLs': { filter: { title: { $notContainsi: 'RAY' } }, where: 'not (lower("t"."title"::text) like lower($1))', parameters: ['%RAY%'], rows: ['a', 'b', 'd', 'e'] }
@@ -196,7 +198,7 @@ t.test('$startsWith, $startsWithi, $endsWith, $endsWithi', async (t) => {
     $startsWithi: { filter: { title: { $startsWithi: 'al' } }, where: 'lower("t"."title"::text) like lower($1)', parameters: ['al%'], rows: ['a'] },
     $endsWith: { filter: { title: { $endsWith: 'ray' } }, where: '"t"."title"::text like $1', parameters: ['%ray'], rows: ['c'] },
     $endsWithi: { filter: { title: { $endsWithi: 'RAY' } }, where: 'lower("t"."title"::text) like lower($1)', parameters: ['%RAY'], rows: ['c'] },
-    '$startsWith on a date': { filter: { day: { $startsWith: '2024-02' } }, where: '"t"."day"::text like $1', parameters: ['2024-02%'], rows: ['b', 'f'] }
+    '$startsWithi on a date, its text': { filter: { day: { $startsWithi: '2024-02' } }, where: 'lower("t"."day"::text) like lower($1)', parameters: ['2024-02%'], rows: ['b', 'f'] }
   })
 })
 

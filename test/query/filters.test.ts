@@ -183,6 +183,52 @@ t.test('values that cannot be cast are 400s (Strapi answers 500)', async (t) => 
   }
 })
 
+t.test('dates and times that cannot be cast: the 400 of Strapi\'s database fields, without details', async (t) => {
+  const plain = (message: string) => ({ status: 400, name: 'ValidationError', message, details: {} })
+  for (const day of ['yesterday', '2024-13-45', '24-01-01', '', '01/02/2024']) {
+    t.same(rejection({ day }), plain('Invalid format, expected yyyy-MM-dd'), JSON.stringify(day))
+  }
+  for (const day of ['2024-02-30', '2023-02-29', '2024-04-31']) t.same(rejection({ day: { $gt: day } }), plain('Invalid date'), `${day}: not a day`)
+  t.equal(value({ day: '2024-02-29' }), '2024-02-29', 'a leap day is one')
+  for (const at of ['abc', '12/31/2024', '2024-13-01T00:00:00Z']) {
+    t.same(rejection({ at }), plain('Invalid format, expected a timestamp or an ISO date'), at)
+    t.same(rejection({ stamp: { $lt: at } }), plain('Invalid format, expected a timestamp or an ISO date'), `timestamp ${at}`)
+  }
+  for (const clock of ['25:00', 'noon', '9:30']) t.same(rejection({ clock }), plain('Invalid time format, expected HH:mm:ss.SSS'), clock)
+  t.same(rejection({ day: { $in: ['2024-01-01', 'soon'] } }), plain('Invalid format, expected yyyy-MM-dd'), 'one bad element of $in')
+})
+
+t.test('filters Strapi cannot run (a 500 there) are 400s with a clear message, never a silent answer', async (t) => {
+  const refusal = (message: string, key: string, path: string) => ({ status: 400, name: 'ValidationError', message, details: { key, path, source: 'query', param: 'filters' } })
+  // PostgreSQL has no LIKE for numbers, booleans, dates or jsonb: Strapi's `column LIKE ?` fails.
+  for (const [name, type] of [['count', 'integer'], ['big', 'biginteger'], ['ratio', 'float'], ['price', 'decimal'], ['flag', 'boolean'],
+    ['day', 'date'], ['clock', 'time'], ['at', 'datetime'], ['stamp', 'timestamp'], ['meta', 'json'], ['body', 'blocks'], ['id', 'integer'], ['createdAt', 'datetime']]) {
+    for (const operator of ['$contains', '$notContains', '$startsWith', '$endsWith']) {
+      t.same(rejection({ [name]: { [operator]: '1' } }),
+        refusal(`${operator} cannot be used on ${name}, a ${type} attribute: it applies to text (use ${operator}i to match the value's text)`, operator, name), `${operator} on ${type}`)
+      t.equal(attempt({ [name]: { [`${operator}i`]: '1' } }), '1', `${operator}i compares the text of ${type} (Strapi casts it to varchar)`)
+    }
+  }
+  for (const name of ['title', 'slug', 'summary', 'bodyMd', 'email', 'kind', 'code', 'documentId']) {
+    t.equal(attempt({ [name]: { $contains: 'x' } }), 'x', `$contains on text: ${name}`)
+  }
+  t.same(rejection({ count: { $contains: ['1', '2'] } }).message, '$contains cannot be used on count, a integer attribute: it applies to text (use $containsi to match the value\'s text)', 'each element of a list')
+  t.same(rejection({ $or: [{ title: 'x' }, { count: { $startsWith: '1' } }] }).name, 'ValidationError', 'inside $or')
+
+  // A json or blocks attribute compares as jsonb: the value must be JSON text (filter-json-field-eq).
+  const jsonText = (operator: string) => refusal(`${operator} on meta, a json attribute, expects JSON text (such as "text", 42 or ["a","b"])`, operator, 'meta')
+  t.same(rejection(fromQuery('filters[meta][$eq]=odd')), jsonText('$eq'), 'filter-json-field-eq: odd is not JSON')
+  for (const operator of ['$ne', '$lt', '$lte', '$gt', '$gte']) t.same(rejection({ meta: { [operator]: 'odd' } }), jsonText(operator))
+  t.same(rejection({ meta: { $in: ['"a"', 'b'] } }), jsonText('$in'), 'one element of $in')
+  t.same(rejection({ meta: { $between: ['1', 'x'] } }), jsonText('$between'))
+  t.same(rejection({ meta: 'odd' }), jsonText('$eq'), 'implicit $eq')
+  t.same(rejection({ body: { $eq: 'x' } }), refusal('$eq on body, a blocks attribute, expects JSON text (such as "text", 42 or ["a","b"])', '$eq', 'body'))
+  for (const text of ['"odd"', '42', '["a","b"]', '{"a":1}', 'null', 'true']) t.same(attempt({ meta: { $eq: text } }), text, `${text} is JSON text`)
+  t.same(attempt({ meta: { $containsi: 'odd' } }), 'odd', 'case-insensitive patterns search the JSON text')
+  t.same(parsed({ meta: { $null: true } }), ['meta', '$null', true], '$null runs on every type')
+  t.same(parsed({ meta: { $eq: null } }), ['meta', '$eq', null], 'null is IS NULL')
+})
+
 t.test('casting: numbers (lodash toNumber)', async (t) => {
   t.equal(value({ count: '37' }), 37, 'filter-eq-number-as-string')
   t.equal(value({ count: ' 5 ' }), 5, 'trimmed')
@@ -233,8 +279,8 @@ t.test('casting: strings, enumerations and pattern operators are not cast', asyn
   t.equal(value({ title: 5 }), '5')
   t.equal(value({ kind: 'news' }), 'news', 'filter-enum-eq')
   t.equal(value({ kind: 'unknown-value' }), 'unknown-value', 'an enumeration value outside the list simply matches nothing')
-  t.equal(value({ count: { $contains: 5 } }), '5', 'pattern operators take text, even on numbers')
-  t.equal(value({ count: { $startsWith: '1' } }), '1')
+  t.equal(value({ count: { $containsi: 5 } }), '5', 'case-insensitive patterns take text, even on numbers')
+  t.equal(value({ count: { $startsWithi: '1' } }), '1')
   t.equal(value({ flag: { $eqi: 'TRUE' } }), 'TRUE')
   t.equal(value({ day: { $endsWithi: '-01' } }), '-01')
   t.equal(value({ title: { $contains: '50%_off' } }), '50%_off', 'wildcards are left to the compiler')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PaginationError, ValidationError } from '../../lib/errors.js'
-import { paginationMeta, parsePagination, type PaginationLimits } from '../../lib/query/pagination.js'
+import { checkRootPagination, paginationMeta, parsePagination, type PaginationLimits } from '../../lib/query/pagination.js'
 
 /**
  * `pagination[...]` with Strapi v5's REST semantics. The oracle cases named in each test are the
@@ -59,10 +59,27 @@ t.test('page-mode values that are not integers', async (t) => {
   t.same(rejection({ page: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'), 'list-page-abc')
   t.same(rejection({ page: '1.5' }), invalid('convertStartQueryParams expected a positive integer got 12.5'))
   t.same(rejection({ pageSize: '2.5' }), invalid('convertLimitQueryParams expected a positive integer got 2.5'))
-  // Strapi computes start = (page - 1) * pageSize and converts start before limit, so a size
-  // that is not a number fails on the start: (1 - 1) * NaN is NaN.
-  t.same(rejection({ pageSize: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'), 'list-pagesize-abc')
+  // Strapi computes start = (page - 1) * pageSize and converts start before limit.
   t.same(rejection({ page: '2', pageSize: '2.5' }), invalid('convertStartQueryParams expected a positive integer got 2.5'))
+  t.same(rejection({ page: 'abc', pageSize: 'abc' }), invalid('convertStartQueryParams expected a positive integer got NaN'))
+})
+
+t.test('a size that is not a number is maxLimit (withMaxLimit: NaN < maxLimit is false)', async (t) => {
+  const page = (raw: Record<string, unknown>) => {
+    const { page, pageSize, start, limit } = parse(raw)
+    return { page, pageSize, start, limit }
+  }
+  t.same(page({ pageSize: 'abc' }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'list-pagesize-abc')
+  t.same(page({ page: '2', pageSize: 'abc' }), { page: 2, pageSize: 100, start: 100, limit: 100 })
+  t.same(page({ pageSize: 'Infinity' }), { page: 1, pageSize: 100, start: 0, limit: 100 })
+  t.same(page({ pageSize: { a: '1' } }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'an object is not a number')
+  t.same(page({ pageSize: ['3'] }), { page: 1, pageSize: 3, start: 0, limit: 3 }, 'a repeated key of one value is that value')
+  t.same(page({ pageSize: ['3', '4'] }), { page: 1, pageSize: 100, start: 0, limit: 100 }, 'of two values, not a number')
+  t.same(page({ pageSize: '0x10' }), { page: 1, pageSize: 16, start: 0, limit: 16 }, 'JavaScript number syntax')
+  t.same(page({ pageSize: '1e1' }), { page: 1, pageSize: 10, start: 0, limit: 10 })
+  t.same(page({ limit: 'abc' }), { page: null, pageSize: null, start: 0, limit: 100 }, 'offset mode too')
+  t.same(page({ start: '3', limit: 'many' }), { page: null, pageSize: null, start: 3, limit: 100 })
+  t.same(parse({ pageSize: 'abc' }, { ...LIMITS, maxLimit: 40 }).limit, 40, 'the configured maxLimit')
 })
 
 t.test('offset mode', async (t) => {
@@ -122,4 +139,24 @@ t.test('meta.pagination shapes', async (t) => {
   t.same(paginationMeta(parse({ start: '0', limit: '3', withCount: 'false' }), null), { start: 0, limit: 3 }, 'list-withcount-false-offset')
   t.same(Object.keys(paginationMeta(parse({}), 7)), ['page', 'pageSize', 'pageCount', 'total'], 'key order as Strapi writes it')
   t.same(Object.keys(paginationMeta(parse({ start: '1' }), 7)), ['start', 'limit', 'total'])
+})
+
+t.test('pagination keys outside pagination[...] (checkRootPagination)', async (t) => {
+  const refused = (raw: Record<string, unknown>, list: boolean): unknown => {
+    try { checkRootPagination(raw, list) } catch (err) { return (err as PaginationError).toEnvelope().error }
+    return 'accepted'
+  }
+  const mixed = { status: 400, name: 'PaginationError', message: 'Invalid pagination attributes. The page parameters are incorrect and must be in the pagination object', details: {} }
+  t.same(refused({ page: '2' }, true), mixed, 'a list has its window: a root page mixes the modes')
+  t.same(refused({ pageSize: '10' }, true), mixed)
+  t.same(refused({ page: 'abc' }, true), mixed, 'whatever its value')
+  t.equal(refused({ start: 'abc', limit: 'x' }, true), 'accepted', 'a root start or limit is replaced by the window')
+  t.equal(refused({}, true), 'accepted')
+  t.same(refused({ page: '1', limit: '5' }, false), mixed, 'one document: both modes')
+  t.equal(refused({ page: '2', pageSize: '10' }, false), 'accepted', 'valid ones are converted and dropped')
+  t.equal(refused({ start: '0', limit: '-1' }, false), 'accepted', 'limit -1 is valid')
+  t.same(refused({ page: '0' }, false), { status: 400, name: 'PaginationError', message: "Invalid 'page' parameter. Expected an integer > 0, received: 0", details: {} })
+  t.same(refused({ pageSize: 'abc' }, false), { status: 400, name: 'PaginationError', message: "Invalid 'pageSize' parameter. Expected an integer > 0, received: abc", details: {} })
+  t.same(refused({ start: '-1' }, false), { status: 400, name: 'ValidationError', message: 'convertStartQueryParams expected a positive integer got -1', details: {} })
+  t.same(refused({ limit: '1.5' }, false), { status: 400, name: 'ValidationError', message: 'convertLimitQueryParams expected a positive integer got 1.5', details: {} })
 })

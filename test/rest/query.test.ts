@@ -608,11 +608,11 @@ t.test('cases whose answer was held back, derived from recorded ones', async (t)
   const eqi = await get('/api/articles?filters[title][$eqi]=deep%20look%20at%20NODE%20streams%20001&fields[0]=title')
   t.same(eqi.body.data.map((d: { title: string }) => d.title), titlesOf(recorded('filter-eq'))!, 'filter-eqi finds what filter-eq finds')
   const abc = await get('/api/articles?pagination[pageSize]=abc&fields[0]=title')
-  // Strapi computes start = (page - 1) * pageSize = NaN and converts start before limit.
-  t.same(abc.body, {
-    data: null,
-    error: { status: 400, name: 'ValidationError', message: 'convertStartQueryParams expected a positive integer got NaN', details: {} }
-  }, 'list-pagesize-abc')
+  // Strapi's withMaxLimit keeps a size only when it is below maxLimit: NaN is not, so it is maxLimit.
+  t.same(abc.body.meta, { pagination: { page: 1, pageSize: 100, pageCount: 1, total: 50 } }, 'list-pagesize-abc is pageSize maxLimit')
+  t.equal(abc.body.data.length, 50)
+  const limitAbc = await get('/api/articles?pagination[limit]=abc&fields[0]=title')
+  t.same(limitAbc.body.meta, { pagination: { start: 0, limit: 100, total: 50 } }, 'so is a limit that is not a number')
 })
 
 t.test('the count: derived from a page that is not full, counted otherwise', async (t) => {

@@ -99,16 +99,32 @@ t.test('refused writes', async (t) => {
     }
   })
 
-  t.test('malformed JSON: 400 without the parser\'s details', async (t) => {
-    for (const raw of ['{bad', '{"data": {"title": "x"}', '{"data": {"title": "x"}}}', 'nul']) {
-      await refused(t, 'POST', EVERYTHINGS, { raw, contentType: 'application/json' }, envelope('Invalid JSON in the request body'))
+  t.test('a body that is not JSON: Strapi\'s SyntaxError, without details', async (t) => {
+    const syntax = (message: string) => ({ data: null, error: { status: 400, name: 'SyntaxError', message } })
+    const parserMessage = (raw: string): string => {
+      try { JSON.parse(raw) } catch (err) { return (err as Error).message }
+      throw new Error(`${raw} parses`)
     }
-    await refused(t, 'PUT', one, { raw: '{"data":', contentType: 'application/json' }, envelope('Invalid JSON in the request body'))
+    for (const raw of ['{bad', '{"data": {"title": "x"}', '{"data": {"title": "x"}}}', '[1,']) {
+      await refused(t, 'POST', EVERYTHINGS, { raw, contentType: 'application/json' }, syntax(parserMessage(raw)))
+    }
+    await refused(t, 'PUT', one, { raw: '{"data":', contentType: 'application/json' }, syntax(parserMessage('{"data":')))
+    // koa-body parses strictly: the top level must be an object or an array.
+    for (const raw of ['nul', 'null', '"hello"', '42', 'true', ' \n ', 'data=1']) {
+      await refused(t, 'POST', EVERYTHINGS, { raw, contentType: 'application/json' }, syntax('invalid JSON, only supports object and array'))
+    }
+    await refused(t, 'POST', EVERYTHINGS, { raw: ' \n\t[1]', contentType: 'application/json' }, envelope(MISSING_DATA)) // an array parses, and has no data
+    // V8 quotes the body in some of its messages; an answer never repeats the request.
+    const quoted = await send(t, 'POST', EVERYTHINGS, { raw: '{"data": {"title": secret-words}}', contentType: 'application/json' })
+    t.same(quoted.json, syntax('Unexpected token \'s\' is not valid JSON'))
+    t.notMatch(quoted.text, /secret-words/)
+    const poisoned = await send(t, 'POST', EVERYTHINGS, { raw: '{"data": {"title": "x", "__proto__": {"admin": true}}}', contentType: 'application/json' })
+    t.same(poisoned.json, syntax('Object contains forbidden prototype property'), 'prototype poisoning is still refused')
   })
 
   t.test('keys that may not be written', async (t) => {
-    await refused(t, 'POST', EVERYTHINGS, { payload: { data: { title: 'x', nope: 1 } } }, envelope('Invalid key nope', { key: 'nope', source: 'body' }))
-    await refused(t, 'PUT', one, { payload: { data: { nope: 1 } } }, envelope('Invalid key nope', { key: 'nope', source: 'body' }))
+    await refused(t, 'POST', EVERYTHINGS, { payload: { data: { title: 'x', nope: 1 } } }, envelope('Invalid key nope', { key: 'nope', path: null, source: 'body' }))
+    await refused(t, 'PUT', one, { payload: { data: { nope: 1 } } }, envelope('Invalid key nope', { key: 'nope', path: null, source: 'body' }))
     await refused(t, 'POST', EVERYTHINGS, { payload: { data: { id: 99999, documentId: 'forcedid0000000000000000', title: 'x' } } }, envelope('Invalid key id', { key: 'id', source: 'body' }))
     await refused(t, 'POST', EVERYTHINGS, { payload: { data: { documentId: 'forcedid0000000000000000', title: 'x' } } }, envelope('Invalid key documentId', { key: 'documentId', source: 'body' }))
     await refused(t, 'PUT', one, { payload: { data: { id: 1 } } }, envelope('Invalid key id', { key: 'id', source: 'body' }))
@@ -137,11 +153,6 @@ t.test('refused writes', async (t) => {
       ['ratio', 'x', 'ratio must be a `number` type, but the final value was: `NaN` (cast from the value `"x"`).', null],
       ['ratio', 'Infinity', 'ratio must be a finite number', null],
       ['price', {}, 'price must be a `number` type, but the final value was: `NaN` (cast from the value `{}`).', null],
-      ['day', '2024-02-30', 'day must be a valid date (YYYY-MM-DD)', '2024-02-30'],
-      ['day', 20240101, 'day must be a valid date (YYYY-MM-DD)', 20240101],
-      ['clock', '25:00', 'clock must be a valid time (HH:mm, HH:mm:ss or HH:mm:ss.SSS)', '25:00'],
-      ['at', 'yesterday', 'at must be a valid ISO 8601 date-time or a number of milliseconds since the epoch', 'yesterday'],
-      ['stamp', true, 'stamp must be a valid ISO 8601 date-time or a number of milliseconds since the epoch', true],
       ['flag', 'maybe', 'flag must be a `boolean` type, but the final value was: `"maybe"`.', 'maybe'],
       ['kind', 'blog', 'kind must be one of the following values: news, opinion, review, ', 'blog'],
       ['note', false, 'note must be a `string` type, but the final value was: `false`.', false],
