@@ -185,7 +185,7 @@ t.test('refused cursors: 400 in Strapi\'s envelope', async (t) => {
     ['after and before', 'pagination[after]=&pagination[before]=', 'PaginationError'],
     ['with page', 'pagination[after]=&pagination[page]=2', 'PaginationError'],
     ['with start', 'pagination[before]=&pagination[start]=2', 'PaginationError'],
-    ['bad size', 'pagination[after]=&pagination[pageSize]=x', 'ValidationError']
+    ['fractional size (a size that is not a number is maxLimit, as in page mode)', 'pagination[after]=&pagination[pageSize]=2.5', 'ValidationError']
   ]
   for (const [name, query, error] of cases) {
     const res = await app.inject(`/api/items?${query.startsWith('sort=') ? query : `sort=name&${query}`}`)
