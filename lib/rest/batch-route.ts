@@ -5,6 +5,7 @@ import type { BatchOperation, BatchResult } from '../documents/batch.js'
 import { toContentApiError } from '../error-handler.js'
 import { BatchOperationError, LimitError, NotFoundError, ValidationError } from '../errors.js'
 import { isApiContentType } from '../model/built-ins.js'
+import { readsDrafts } from '../query/index.js'
 import type { ContentType } from '../model/registry.js'
 import type { RouteAction } from '../options/rest-routes.js'
 import type { ResolvedRestBatch } from '../options/rest-batch.js'
@@ -87,7 +88,7 @@ export function registerBatchRoute (app: FastifyInstance, ctx: BatchRouteContext
     if (raw.documentId !== undefined && typeof raw.documentId !== 'string' && !isObject(raw.documentId)) {
       throw new ValidationError('documentId must be a documentId or { lid }', { path: 'documentId' })
     }
-    const grant = await grantOf(request, model, action, raw.status === 'draft', route)
+    const grant = await grantOf(request, model, action, readsDrafts(raw.status), route)
     if (route.policies.length > 0) {
       // A document named by lid does not exist yet: its policies see no documentId.
       const params: Record<string, string> = typeof raw.documentId === 'string' ? { documentId: raw.documentId } : {}
