@@ -7,7 +7,8 @@ import type { DocumentScope } from './scope.js'
 /**
  * A count of rows in scope read from the row counts that triggers keep (lib/schema/row-counts.ts),
  * when they answer it exactly: the table's counts are kept (`counted`), and the scope is a key of
- * theirs or a union of keys, that is no filters (a row-level permission is one) and no locale
+ * theirs or a union of keys, that is no filters (a row-level permission is one), no publication
+ * cohort and no locale
  * fallbacks (which pick one row per document). Null otherwise: count the rows.
  *
  * The sum reads a few rows per key (one per key, plus the deltas of writes since the last
@@ -25,7 +26,8 @@ import type { DocumentScope } from './scope.js'
 export function countRows (
   db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined
 ): SelectQueryBuilder<any, any, { count: number }> | null {
-  if (counted?.has(model.tableName) !== true || scope.filters != null) return null
+  // A publication cohort depends on the other version's rows, which no count key holds.
+  if (counted?.has(model.tableName) !== true || scope.filters != null || scope.publicationFilter != null) return null
   const locale = model.localized ? scope.locale : null
   if (locale !== null && (scope.fallbacks?.length ?? 0) > 0) return null
   let query = db.selectFrom(`${ROW_COUNTS_TABLE} as c`).select(sql<number>`coalesce(sum(c.n), 0)::int`.as('count'))

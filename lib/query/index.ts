@@ -10,6 +10,7 @@ import { UNLIMITED_POPULATE, parsePopulate, type PopulateTree } from './populate
 import type { RawQuery } from './querystring.js'
 import type { AccessScope } from './access-scope.js'
 import { Visibility } from './visibility.js'
+import { parsePublicationFilter, type PublicationFilter } from './publication-filter.js'
 
 export type { CursorLinks, CursorPagination, PageEdges, Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
 export { CursorCodec, sortSignature, type CursorPosition } from './cursor.js'
@@ -23,6 +24,7 @@ export { parseQueryString, searchOf } from './querystring.js'
 export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters } from './visibility.js'
 export type { AccessScope, ReadAccess, ReadAccessOf } from './access-scope.js'
+export { PUBLICATION_FILTERS, type PublicationFilter } from './publication-filter.js'
 
 export type Status = 'published' | 'draft'
 
@@ -43,6 +45,12 @@ export interface QueryTree {
   populate: PopulateTree
   pagination: Pagination
   status: Status
+  /**
+   * Strapi 5's publication cohort (`publicationFilter`, or the deprecated `hasPublishedVersion`):
+   * the rows of `status` kept by how their other version relates; null for every row, and always
+   * on a type without draft & publish.
+   */
+  publicationFilter: PublicationFilter | null
   /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
   locale: string | null
   /** Locales read instead, in order, for documents missing in `locale` (`i18n.fallbacks`). */
@@ -130,6 +138,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
       bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
     pagination: parsePagination(raw.pagination, options.limits, cursors),
     status,
+    publicationFilter: parsePublicationFilter(model, raw.publicationFilter, raw.hasPublishedVersion),
     locale,
     fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []
   }
