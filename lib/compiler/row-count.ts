@@ -19,6 +19,7 @@ import type { DocumentScope } from './scope.js'
  * -- draft & publish, one locale
  * select coalesce(sum(c.n), 0)::int as "count" from "content_api_row_counts" as c
  * where c.table_name = $1 and c.published = $2 and c.locale = $3
+ * -- a list of locales: c.locale in ($3, $4)
  * -- neither: every row of the table
  * select coalesce(sum(c.n), 0)::int as "count" from "content_api_row_counts" as c where c.table_name = $1
  * ```
@@ -29,10 +30,10 @@ export function countRows (
   // A publication cohort depends on the other version's rows, which no count key holds.
   if (counted?.has(model.tableName) !== true || scope.filters != null || scope.publicationFilter != null) return null
   const locale = model.localized ? scope.locale : null
-  if (locale !== null && (scope.fallbacks?.length ?? 0) > 0) return null
+  if (typeof locale === 'string' && (scope.fallbacks?.length ?? 0) > 0) return null
   let query = db.selectFrom(`${ROW_COUNTS_TABLE} as c`).select(sql<number>`coalesce(sum(c.n), 0)::int`.as('count'))
     .where('c.table_name', '=', model.tableName)
   if (model.draftAndPublish) query = query.where('c.published', '=', scope.status === 'published')
-  if (locale !== null) query = query.where('c.locale', '=', locale)
+  if (locale !== null) query = query.where('c.locale', typeof locale === 'string' ? '=' : 'in', locale)
   return query
 }

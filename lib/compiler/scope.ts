@@ -4,8 +4,8 @@ import type { PublicationFilter, Status } from '../query/index.js'
 
 export interface DocumentScope {
   status: Status
-  /** One locale, or null for every locale. */
-  locale: string | null
+  /** One locale, several, or null for every locale. */
+  locale: string | readonly string[] | null
   /**
    * Locales to serve, in order, when a document has no version in `locale` (the `i18n.fallbacks`
    * option). Empty: no fallback.
@@ -71,7 +71,8 @@ function rank (chain: readonly string[], alias: string): RawBuilder<number> {
  * - draft & publish types: `published` reads published rows, `draft` reads draft rows;
  * - other types keep a single, always-published row per locale, so status does not apply;
  * - a publication cohort (`publicationFilter`) adds its `exists` (see `cohortCondition`);
- * - localized types: `locale = $1` unless every locale was asked for;
+ * - localized types: `locale = $1` (`locale in ($1, $2)` for a list of locales) unless every
+ *   locale was asked for;
  * - with fallbacks, each document's row in the first locale of the chain it has:
  *
  * ```sql
@@ -88,6 +89,10 @@ export function scopeConditions (
   const cohort = scope.publicationFilter == null ? null : cohortCondition(model, scope.publicationFilter, scope.status, alias)
   if (cohort !== null) conditions.push(cohort)
   if (!model.localized || scope.locale === null) return conditions
+  if (typeof scope.locale !== 'string') {
+    conditions.push(eb(`${alias}.locale`, 'in', scope.locale))
+    return conditions
+  }
   const fallbacks = scope.fallbacks ?? []
   if (fallbacks.length === 0) {
     conditions.push(eb(`${alias}.locale`, '=', scope.locale))

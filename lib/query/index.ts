@@ -51,8 +51,11 @@ export interface QueryTree {
    * on a type without draft & publish.
    */
   publicationFilter: PublicationFilter | null
-  /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
-  locale: string | null
+  /**
+   * One locale, several (a list's `locale[0]=en&locale[1]=fr`), or null for every locale
+   * (`locale=*`); always null for non-localized types.
+   */
+  locale: string | readonly string[] | null
   /** Locales read instead, in order, for documents missing in `locale` (`i18n.fallbacks`). */
   fallbacks: readonly string[]
 }
@@ -88,13 +91,28 @@ export function parseLocale (model: ContentType, raw: unknown, settings: LocaleS
   return raw
 }
 
+/**
+ * The locales a list reads: `parseLocale`'s answer, or for a list of codes
+ * (`locale[0]=en&locale[1]=fr`) each of them, as Strapi 5's document service takes an array
+ * (`locale in (...)`). Its codes are literal, `*` included; a repeated code counts once, and a
+ * list of one is that locale. Anything but strings in it is a 400, as a non-string locale is.
+ */
+export function parseListLocales (model: ContentType, raw: unknown, settings: LocaleSettings): string | readonly string[] | null {
+  if (!model.localized || !Array.isArray(raw)) return parseLocale(model, raw, settings, true)
+  if (raw.some((code) => typeof code !== 'string')) {
+    throw new ValidationError(`Invalid locale param ${JSON.stringify(raw)} provided. Document locales must be strings.`)
+  }
+  const codes = [...new Set(raw as string[])]
+  return codes.length === 1 ? codes[0] : codes
+}
+
 export interface ParseOptions {
   registry: Registry
   /** The caller's limits from the access check; none for application code. */
   access?: AccessScope
   limits: PaginationLimits
   i18n: LocaleSettings
-  /** Lists accept `locale=*`; single-document reads take the locale literally. */
+  /** Lists accept `locale=*` and lists of locales; single-document reads take one locale literally. */
   allowAllLocales: boolean
   /** `populate` leaves out relations the caller may not read instead of answering 400. */
   omitUnreadable?: boolean
@@ -127,7 +145,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
   // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null
-    : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
+    : options.allowAllLocales ? parseListLocales(model, raw.locale, options.i18n) : parseLocale(model, raw.locale, options.i18n, false)
   const sort = parseSort(model, raw.sort, options.registry, visibility, allowed)
   const cursors = options.cursors === undefined ? null : { codec: options.cursors, signature: () => sortSignature(model.uid, sort) }
   return {
@@ -140,6 +158,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
     status,
     publicationFilter: parsePublicationFilter(model, raw.publicationFilter, raw.hasPublishedVersion),
     locale,
-    fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []
+    // Fallbacks complete one locale; a list of locales reads each as it is.
+    fallbacks: typeof locale !== 'string' ? [] : options.i18n.fallbacks?.[locale] ?? []
   }
 }
