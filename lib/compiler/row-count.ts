@@ -28,7 +28,7 @@ export function countRows (
   db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined
 ): SelectQueryBuilder<any, any, { count: number }> | null {
   // A publication cohort depends on the other version's rows, which no count key holds.
-  if (counted?.has(model.tableName) !== true || scope.filters != null || scope.publicationFilter != null) return null
+  if (counted?.has(model.tableName) !== true || scope.filters != null || (scope.publicationFilter != null && model.draftAndPublish)) return null
   const locale = model.localized ? scope.locale : null
   if (typeof locale === 'string' && (scope.fallbacks?.length ?? 0) > 0) return null
   let query = db.selectFrom(`${ROW_COUNTS_TABLE} as c`).select(sql<number>`coalesce(sum(c.n), 0)::int`.as('count'))

@@ -38,7 +38,7 @@ function statusCondition (model: ContentType, status: Status, alias: string): Ra
  *   and t_version.updated_at > t.updated_at)
  * ```
  */
-function cohortCondition (model: ContentType, mode: PublicationFilter, status: Status, alias: string): RawBuilder<SqlBool> | null {
+export function cohortCondition (model: ContentType, mode: PublicationFilter, status: Status, alias: string): RawBuilder<SqlBool> | null {
   if (!model.draftAndPublish) return null
   const draft = status === 'draft'
   const never = mode === 'never-published' || mode === 'never-published-document'

@@ -47,8 +47,8 @@ export interface QueryTree {
   status: Status
   /**
    * Strapi 5's publication cohort (`publicationFilter`, or the deprecated `hasPublishedVersion`):
-   * the rows of `status` kept by how their other version relates; null for every row, and always
-   * on a type without draft & publish.
+   * the rows of `status` kept by how their other version relates, here and in populated draft &
+   * publish relations; null for every row.
    */
   publicationFilter: PublicationFilter | null
   /**
@@ -156,7 +156,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
       bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
     pagination: parsePagination(raw.pagination, options.limits, cursors),
     status,
-    publicationFilter: parsePublicationFilter(model, raw.publicationFilter, raw.hasPublishedVersion),
+    publicationFilter: parsePublicationFilter(raw.publicationFilter, raw.hasPublishedVersion),
     locale,
     // Fallbacks complete one locale; a list of locales reads each as it is.
     fallbacks: typeof locale !== 'string' ? [] : options.i18n.fallbacks?.[locale] ?? []

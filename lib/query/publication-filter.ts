@@ -1,5 +1,4 @@
 import { ValidationError } from '../errors.js'
-import type { ContentType } from '../model/registry.js'
 
 /**
  * Strapi 5's publication cohorts (`publicationFilter`): which documents of a draft & publish type a
@@ -35,10 +34,11 @@ function parseHasPublishedVersion (raw: unknown): boolean | undefined {
 /**
  * The cohort a read asks for, as Strapi 5's document service takes it: `publicationFilter` wins,
  * else the deprecated `hasPublishedVersion` means `has-published-version-document` (true) or
- * `never-published-document` (false). Both are checked on every type, and mean nothing (null)
- * on a type without draft & publish, whose one version is always published. A bad value is a 400.
+ * `never-published-document` (false). Both are taken on every type: one without draft & publish
+ * keeps all its rows (its one version is always published), and its populated draft & publish
+ * relations follow the cohort, as in Strapi. A bad value is a 400.
  */
-export function parsePublicationFilter (model: ContentType, rawFilter: unknown, rawHasPublishedVersion: unknown): PublicationFilter | null {
+export function parsePublicationFilter (rawFilter: unknown, rawHasPublishedVersion: unknown): PublicationFilter | null {
   let mode: PublicationFilter | undefined
   if (rawFilter !== undefined && rawFilter !== null) {
     if (!isPublicationFilter(rawFilter)) {
@@ -49,5 +49,5 @@ export function parsePublicationFilter (model: ContentType, rawFilter: unknown, 
   }
   const legacy = parseHasPublishedVersion(rawHasPublishedVersion)
   if (mode === undefined && legacy !== undefined) mode = legacy ? 'has-published-version-document' : 'never-published-document'
-  return mode === undefined || !model.draftAndPublish ? null : mode
+  return mode ?? null
 }

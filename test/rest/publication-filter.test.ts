@@ -31,13 +31,20 @@ const note = defineContentType({
   options: { draftAndPublish: false },
   attributes: { text: { type: 'string' } }
 })
+const tag = defineContentType({
+  kind: 'collectionType',
+  collectionName: 'tags',
+  info: { singularName: 'tag', pluralName: 'tags', displayName: 'Tag' },
+  options: { draftAndPublish: false },
+  attributes: { name: { type: 'string' }, posts: { type: 'relation', relation: 'oneToMany', target: 'api::post.post' } }
+})
 const i18n = { locales: ['en', 'fr'], defaultLocale: 'en' }
-const registry = createRegistry([post, note])
+const registry = createRegistry([post, note, tag])
 
-const { app } = await build(t, { models: [post, note], i18n, graphql: { format: 'flat' } })
+const { app } = await build(t, { models: [post, note, tag], i18n, graphql: { format: 'flat' } })
 const posts = app.contentApi.documents('api::post.post')
-await posts.create({ data: { title: 'same' } })
-await posts.create({ data: { title: 'draft' }, status: 'draft' })
+const same = await posts.create({ data: { title: 'same' } })
+const draftOnly = await posts.create({ data: { title: 'draft' }, status: 'draft' })
 const edited = await posts.create({ data: { title: 'edited' } })
 // The draft's updated_at must come after the published row's.
 await new Promise((resolve) => setTimeout(resolve, 5))
@@ -45,6 +52,7 @@ await posts.update({ documentId: edited.documentId, data: { title: 'edited again
 const split = await posts.create({ data: { title: 'split' } })
 await posts.update({ documentId: split.documentId, locale: 'fr', data: { title: 'split fr' }, status: 'draft' })
 await app.contentApi.documents('api::note.note').create({ data: { text: 'n' } })
+await app.contentApi.documents('api::tag.tag').create({ data: { name: 'all', posts: [same.documentId, draftOnly.documentId, edited.documentId] } })
 
 async function titles (query: string): Promise<string[]> {
   const res = await app.inject({ method: 'GET', url: `/api/posts?fields[0]=title&sort=title&${query}` })
@@ -100,6 +108,16 @@ t.test('REST: every cohort, on drafts and on published rows', async (t) => {
     const res = await app.inject({ method: 'GET', url: '/api/notes?hasPublishedVersion=false' })
     t.equal(res.json().data.length, 1)
   })
+  t.test('populated draft & publish relations follow the cohort, under any root', async (t) => {
+    const populated = async (query: string): Promise<string[]> => {
+      const res = await app.inject({ method: 'GET', url: `/api/tags?populate[posts][fields][0]=title&${query}` })
+      return res.json().data[0].posts.map((p: { title: string }) => p.title).sort()
+    }
+    t.same(await populated('status=draft'), ['draft', 'edited again', 'same'])
+    t.same(await populated('status=draft&hasPublishedVersion=false'), ['draft'])
+    t.same(await populated('status=draft&publicationFilter=unmodified'), ['same'])
+    t.same(await populated('publicationFilter=modified'), ['edited'])
+  })
   t.test('a bad value is a 400', async (t) => {
     const bad = await app.inject({ method: 'GET', url: '/api/posts?publicationFilter=sometimes' })
     t.equal(bad.statusCode, 400)
@@ -118,6 +136,7 @@ t.test('GraphQL (flat): publicationFilter and hasPublishedVersion on root reads'
     { nodes: [{ title: 'draft' }], pageInfo: { total: 1 } })
   t.same((await gql(`{ post(documentId: "${edited.documentId}", publicationFilter: UNMODIFIED) { title } }`)).data.post, null)
   t.same((await gql('{ notes(hasPublishedVersion: false) { text } }')).data.notes, [{ text: 'n' }], 'accepted on every type')
+  t.same((await gql('{ tags(status: DRAFT, publicationFilter: NEVER_PUBLISHED) { posts { title } } }')).data.tags, [{ posts: [{ title: 'draft' }] }], 'and relations follow it')
   t.match((await gql('{ posts(publicationState: LIVE) { title } }')).errors[0].message, 'Did you mean "publicationFilter"?', 'as graphql-js tells a Strapi client')
   t.match((await gql('{ posts(publicationFilter: SOMETIMES) { title } }')).errors[0].message, /Value "SOMETIMES" does not exist in "PublicationFilter" enum/)
 })
