@@ -79,7 +79,8 @@ export function querySchema (schemas: ModelSchemas, model: ContentType, kind: 'l
   if (kind !== 'delete' && model.draftAndPublish) {
     properties.status = { type: 'string', enum: ['published', 'draft'], description: kind === 'write' ? '`draft` writes the draft only (Strapi\'s draft rules)' : '`published` (default) or `draft`' }
   }
-  if ((kind === 'list' || kind === 'read') && model.draftAndPublish) {
+  // On every type: one without draft & publish passes the cohort to its populated relations.
+  if (kind === 'list' || kind === 'read') {
     properties.publicationFilter = { type: 'string', enum: [...PUBLICATION_FILTERS], description: 'Strapi 5\'s publication cohort: the rows of `status` kept by how their other version relates to them' }
     properties.hasPublishedVersion = { type: 'boolean', deprecated: true, description: 'prefer publicationFilter: `true` is has-published-version-document, `false` never-published-document' }
   }
