@@ -89,7 +89,7 @@ function ordered<Q extends SelectQueryBuilder<any, any, any>> (query: Q, spec: F
 
 /** The select list of a document: its fields, then one JSON sub-select per populated attribute. */
 function documentColumns (model: ContentType, spec: FindSpec, options: CompileOptions) {
-  const ctx = createPopulateContext(spec.status, options)
+  const ctx = createPopulateContext(spec.status, options, spec.publicationFilter)
   return [
     ...projection(spec.fields ?? model.defaultFields, ROOT),
     ...[...spec.populate].map(([name, node]) => populateExpression(node, ROOT, model, ctx).as(name))
@@ -256,7 +256,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
 /** The documents of `"page"` rendered as one JSON array text, in the page's order. */
 function pageJson (model: ContentType, spec: FindSpec, options: CompileOptions): RawBuilder<string> {
   const order = sql.join([...spec.sort.map((term, i) => sql`${sql.ref(`page.s${i}`)} ${sql.raw(term.direction)}`), sql`"page"."__id" asc`])
-  const columns = selectList(model, ROOT, spec.fields, spec.populate, createPopulateContext(spec.status, options))
+  const columns = selectList(model, ROOT, spec.fields, spec.populate, createPopulateContext(spec.status, options, spec.publicationFilter))
   return sql<string>`(select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by ${order}), '') || ']'
     from "page" join ${sql.table(model.tableName)} as ${sql.id(ROOT)} on ${sql.ref(`${ROOT}.id`)} = "page"."__id"
     cross join lateral (select ${columns}) as d)`

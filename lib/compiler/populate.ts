@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Component, ContentType, Field } from '../model/registry.js'
-import type { Status } from '../query/index.js'
+import type { PublicationFilter, Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { compileFilter, createFilterContext, type FilterCompileOptions, type FilterContext } from './filters.js'
 import { outputExpression } from './projection.js'
@@ -25,11 +25,17 @@ import { orderSql, ref, relatedRows, type OrderTerm, type RelatedRows } from './
  * Relations keep their stored order (the link table's order column) unless a sort is given; a
  * draft & publish target follows the request's status; `start`/`limit` apply per parent.
  */
-/** The request's status, the compile options and a source of unique aliases for one statement. */
-export type PopulateContext = FilterContext
+/**
+ * The request's status, the compile options and a source of unique aliases for one statement;
+ * and the request's publication cohort, which populated draft & publish targets follow too, as
+ * Strapi 5 applies it to every sub-query of the read.
+ */
+export interface PopulateContext extends FilterContext {
+  publicationFilter: PublicationFilter | null
+}
 
-export function createPopulateContext (status: Status, compile: FilterCompileOptions): PopulateContext {
-  return createFilterContext(compile, status)
+export function createPopulateContext (status: Status, compile: FilterCompileOptions, publicationFilter: PublicationFilter | null = null): PopulateContext {
+  return { ...createFilterContext(compile, status), publicationFilter }
 }
 
 /** `expr as "name", ...` for a row's fields and its populated attributes. */
@@ -120,7 +126,7 @@ export function populateExpression (node: PopulateNode, parent: string, parentMo
       const r = ctx.next('r')
       const l = ctx.next('l')
       const v = ctx.next('v')
-      const source = relatedRows(node.association, selection.target, parentModel.uid, parent, r, l, ctx.status)
+      const source = relatedRows(node.association, selection.target, parentModel.uid, parent, r, l, ctx.status, ctx.publicationFilter)
       const where = [...source.where]
       if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
       const list = selectList(selection.target, r, selection.fields, selection.populate, ctx, [sql`${uid}::text as "__component"`])
@@ -131,7 +137,7 @@ export function populateExpression (node: PopulateNode, parent: string, parentMo
   }
   const r = ctx.next('r')
   const l = ctx.next('l')
-  const source = relatedRows(node.association, node.target, parentModel.uid, parent, r, l, ctx.status)
+  const source = relatedRows(node.association, node.target, parentModel.uid, parent, r, l, ctx.status, ctx.publicationFilter)
   if (node.kind !== 'component' && node.count) return countOf(source, node, r, ctx)
   return rendered(source, node.target, node, r, ctx)
 }

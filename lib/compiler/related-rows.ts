@@ -1,7 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
 import { MEDIA_LINK_TABLE, type ComponentAssociation, type DynamicZoneAssociation, type MediaAssociation, type RelationAssociation } from '../model/associations.js'
 import type { Component, ContentType } from '../model/registry.js'
-import type { Status } from '../query/index.js'
+import type { PublicationFilter, Status } from '../query/index.js'
+import { cohortCondition } from './scope.js'
 
 export const ref = (alias: string, column: string): RawBuilder<unknown> => sql.ref(`${alias}.${column}`)
 
@@ -48,7 +49,8 @@ export function linkTable (association: RelationAssociation | MediaAssociation |
 
 export function relatedRows (
   association: RelationAssociation | MediaAssociation | ComponentAssociation | DynamicZoneAssociation,
-  target: ContentType | Component, ownerUid: string, parent: string, r: string, l: string, status: Status
+  target: ContentType | Component, ownerUid: string, parent: string, r: string, l: string, status: Status,
+  cohort: PublicationFilter | null = null
 ): RelatedRows {
   switch (association.kind) {
     case 'relation': {
@@ -57,6 +59,9 @@ export function relatedRows (
       // A row links to every version of a related document; the request's status picks one.
       if ((target as ContentType).draftAndPublish === true) {
         where.push(status === 'draft' ? sql`${ref(r, 'published_at')} is null` : sql`${ref(r, 'published_at')} is not null`)
+        // A populated target keeps the request's publication cohort, as Strapi's sub-queries do.
+        const kept = cohort === null ? null : cohortCondition(target as ContentType, cohort, status, r)
+        if (kept !== null) where.push(kept)
       }
       return {
         from: sql`${sql.table(target.tableName)} as ${sql.id(r)} join ${sql.table(link.table)} as ${sql.id(l)} on ${ref(l, link.targetColumn)} = ${ref(r, 'id')}`,

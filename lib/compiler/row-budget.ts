@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { ComponentAssociation, DynamicZoneAssociation, MediaAssociation, RelationAssociation } from '../model/associations.js'
 import type { Component, ContentType } from '../model/registry.js'
-import type { Status } from '../query/index.js'
+import type { PublicationFilter, Status } from '../query/index.js'
 import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/populate.js'
 import { compileFilter, type FilterCompileOptions } from './filters.js'
 import { createPopulateContext, localizationRows, selectedRows, type PopulateContext, type SelectedRows } from './populate.js'
@@ -136,7 +136,7 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
         // A dynamic zone's rows are neither sorted nor windowed (see populate.ts): only filtered.
         const r = ctx.next('r')
         const l = ctx.next('l')
-        const source = relatedRows(node.association, selection.target, model.uid, parent, r, l, ctx.status)
+        const source = relatedRows(node.association, selection.target, model.uid, parent, r, l, ctx.status, ctx.publicationFilter)
         if (linksOnly(node.association, selection.target, selection)) {
           levels.push(links(node.association.joinTable, l, source, selection.target))
           continue
@@ -152,7 +152,7 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
       continue
     }
     const l = ctx.next('l')
-    const source = relatedRows(node.association, node.target, model.uid, parent, r, l, ctx.status)
+    const source = relatedRows(node.association, node.target, model.uid, parent, r, l, ctx.status, ctx.publicationFilter)
     if (linksOnly(node.association, node.target, node)) levels.push(links(linkTable(node.association), l, source, node.target))
     else levels.push(selected(source, node, r, ctx, node.target))
   }
@@ -174,8 +174,10 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
  *   limit $1) as b
  * ```
  */
-function probe (model: ContentType, populate: PopulateTree, status: Status, options: FilterCompileOptions, max: number): RawBuilder<{ n: number }> {
-  const ctx = createPopulateContext(status, options)
+function probe (
+  model: ContentType, populate: PopulateTree, status: Status, cohort: PublicationFilter | null, options: FilterCompileOptions, max: number
+): RawBuilder<{ n: number }> {
+  const ctx = createPopulateContext(status, options, cohort)
   const t = 't'
   // Related rows hang on their parent's id; only `localizations` reads more of its parent (its
   // document and locale), so the documents' table is joined only for a path that starts there.
@@ -230,13 +232,13 @@ export interface RowBudget {
 }
 
 export function rowBudget (
-  model: ContentType, spec: { populate: PopulateTree, status: Status, maxRows?: number }, rootRows: number | null, options: FilterCompileOptions
+  model: ContentType, spec: { populate: PopulateTree, status: Status, publicationFilter?: PublicationFilter | null, maxRows?: number }, rootRows: number | null, options: FilterCompileOptions
 ): RowBudget | null {
   const max = spec.maxRows
   if (max === undefined) return null
   const bound = staticRowBound(rootRows, spec.populate)
   if (bound !== null && bound <= max) return null
-  return { probe: probe(model, spec.populate, spec.status, options, max), inline: depthOf(spec.populate) <= 1 }
+  return { probe: probe(model, spec.populate, spec.status, spec.publicationFilter ?? null, options, max), inline: depthOf(spec.populate) <= 1 }
 }
 
 /** `case when "budget"."n" > max then null else <expression> end`, for a statement whose `from` is the inline probe. */

@@ -8,7 +8,7 @@ import type { QueryRunner } from '../db/connect.js'
 import type { CompileOptions, FindSpec } from '../compiler/find.js'
 import type { Association } from '../model/associations.js'
 import type { Registry } from '../model/registry.js'
-import type { CursorCodec, LocaleSettings, PaginationLimits, RequestLimits, Status } from '../query/index.js'
+import type { CursorCodec, LocaleSettings, PaginationLimits, PublicationFilter, RequestLimits, Status } from '../query/index.js'
 import type { VisibleDocuments } from './write-relations.js'
 import type { ChangeEvents } from './change-events.js'
 import type { Lifecycles } from './lifecycles.js'
@@ -33,7 +33,11 @@ export interface QueryParams {
   filters?: Record<string, unknown> | Array<Record<string, unknown>>
   sort?: string | string[] | Record<string, 'asc' | 'desc'> | Array<Record<string, 'asc' | 'desc'>>
   status?: Status
-  locale?: string
+  /** Strapi 5's publication cohort (docs/i18n-and-drafts.md); `hasPublishedVersion` is its deprecated form. */
+  publicationFilter?: PublicationFilter
+  hasPublishedVersion?: boolean
+  /** One locale, `*` for all; a list of locales on `findMany`, `count` and pages only. */
+  locale?: string | string[]
   /** Page or offset window; without it `findMany` returns every match. */
   pagination?: { page?: number, pageSize?: number } | { start?: number, limit?: number }
   page?: number

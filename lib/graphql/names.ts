@@ -1,4 +1,5 @@
 import type { Component, ContentType } from '../model/registry.js'
+import type { PublicationFilter } from '../query/index.js'
 
 /**
  * Strapi's GraphQL names (`services/utils/naming.ts`), so that queries written for Strapi run
@@ -64,3 +65,9 @@ export function dynamicZoneName (model: ContentType | Component, attribute: stri
 
 /** GraphQL names and enum values must match this; others cannot be generated as they are. */
 export const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/
+
+/** A publication cohort's GraphQL enum value, as Strapi 5 names it: `never-published` is `NEVER_PUBLISHED`. */
+export const publicationFilterName = (mode: PublicationFilter): string => mode.toUpperCase().replaceAll('-', '_')
+
+/** The cohort a `PublicationFilter` value names (graphql-js has already checked it is one). */
+export const publicationFilterOf = (name: string): string => name.toLowerCase().replaceAll('_', '-')

@@ -20,6 +20,9 @@ export interface ReadArgs {
   filters?: unknown
   sort?: string[]
   status: Status
+  /** Strapi 5's publication cohort, as the query layer reads it (`never-published`...), and the deprecated boolean. */
+  publicationFilter?: string
+  hasPublishedVersion?: boolean
   locale?: string
 }
 
@@ -41,6 +44,8 @@ function rootTree (model: ContentType, level: Level, args: ReadArgs, ctx: PlanCo
     sort: args.sort ?? [],
     fields: rootFieldNames(level),
     status: args.status,
+    publicationFilter: args.publicationFilter,
+    hasPublishedVersion: args.hasPublishedVersion,
     locale: args.locale,
     pagination
   }

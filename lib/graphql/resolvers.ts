@@ -7,7 +7,7 @@ import type { TreeMemo } from '../documents/tree-memo.js'
 import { ForbiddenError, ValidationError } from '../errors.js'
 import type { Component, ContentType, Registry } from '../model/registry.js'
 import type { LocaleSettings, Status } from '../query/index.js'
-import { dynamicZoneName, typeName } from './names.js'
+import { dynamicZoneName, publicationFilterOf, typeName } from './names.js'
 import { pageInfo, resolveWindow } from './pagination.js'
 import { SLOTS, argsKey, attachSlots, planContext, planRoot, type PlanContext } from './plan.js'
 import { listRead, oneRead, type PlannedRead } from './query-tree.js'
@@ -45,6 +45,16 @@ const STATUS: Record<string, Status> = { DRAFT: 'draft', PUBLISHED: 'published',
 export function statusOf (args: Json): Status {
   const raw = (args.status ?? args.publicationState) as string | undefined | null
   return raw === undefined || raw === null ? 'published' : STATUS[raw]
+}
+
+/** The flat shape's `publicationFilter` (an enum value) and `hasPublishedVersion`, for the query layer. */
+function cohortOf (args: Json): { publicationFilter?: string, hasPublishedVersion?: boolean } {
+  const filter = args.publicationFilter as string | undefined | null
+  const has = args.hasPublishedVersion as boolean | undefined | null
+  return {
+    ...(filter === undefined || filter === null ? {} : { publicationFilter: publicationFilterOf(filter) }),
+    ...(has === undefined || has === null ? {} : { hasPublishedVersion: has })
+  }
 }
 
 function tooMany (amountLimit: number, where: string): ValidationError {
@@ -177,7 +187,7 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
    */
   const consistency = (context: any): Consistency => context?.reply?.request === undefined ? 'eventual' : requestedConsistency(context.reply.request)
   const one = async (documentId: string | null, args: Json, status: Status, info: GraphQLResolveInfo, consistency: Consistency): Promise<Json | null> => {
-    const read = planned(info, status, (ctx) => oneRead(model, planRoot(ctx, model, info), { status, locale: args.locale as string | undefined }, ctx, deps))
+    const read = planned(info, status, (ctx) => oneRead(model, planRoot(ctx, model, info), { status, ...cohortOf(args), locale: args.locale as string | undefined }, ctx, deps))
     const json = await service.findOneJson(documentId, read.tree, { consistency })
     if (json === null) return null
     const document = JSON.parse(json) as Json
@@ -201,7 +211,7 @@ export function operationResolvers (deps: ResolverDeps, names: OperationNames, q
     const list = async (args: Json, info: GraphQLResolveInfo, context: unknown): Promise<{ documents: Json[], page: () => unknown }> => {
       const window = resolveWindow(args.pagination as any, deps.defaultLimit, deps.amountLimit)
       const read = planned(info, '', (ctx) => listRead(model, planRoot(ctx, model, info), {
-        filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), locale: args.locale as string | undefined
+        filters: args.filters, sort: args.sort as string[] | undefined, status: statusOf(args), ...cohortOf(args), locale: args.locale as string | undefined
       }, window, ctx, settings))
       const page = await service.findPageJson(read.tree, { consistency: consistency(context) })
       const documents = JSON.parse(page.json) as Json[]

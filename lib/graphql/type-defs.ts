@@ -4,7 +4,8 @@ import type { Component, ContentType, Field, Registry } from '../model/registry.
 import type { ScalarType } from '../model/types.js'
 import { NUMERIC_TYPES, ORDERED_TYPES } from '../query/aggregate.js'
 import { LOCALIZATIONS } from '../query/populate.js'
-import { GRAPHQL_NAME, dynamicZoneName, enumName, pluralQueryName, singularQueryName, typeName } from './names.js'
+import { PUBLICATION_FILTERS } from '../query/index.js'
+import { GRAPHQL_NAME, dynamicZoneName, enumName, pluralQueryName, publicationFilterName, singularQueryName, typeName } from './names.js'
 import type { ContentTypeConfig } from './shadow-crud.js'
 
 /**
@@ -138,6 +139,8 @@ type ResponseCollectionMeta { pagination: Pagination! }
 
 const FLAT_COMMON = `
 type DeleteMutationResponse { documentId: ID! }
+"""Strapi 5's publication cohorts: which documents a read keeps, by how their draft and published versions relate"""
+enum PublicationFilter { ${PUBLICATION_FILTERS.map(publicationFilterName).join(' ')} }
 `
 
 const COMPAT_COMMON = `
@@ -489,22 +492,24 @@ class Generator {
     const { entity } = this.#shape
     const status = entity ? 'status: PublicationStatus' : 'status: PublicationStatus = PUBLISHED'
     const locale = model.localized ? ', locale: I18NLocaleCode' : ''
+    // Strapi 5's root reads take the publication cohort on every type (a no-op without drafts).
+    const cohort = entity ? '' : ', hasPublishedVersion: Boolean, publicationFilter: PublicationFilter'
     // The spec's table gives every list this argument: on a type without draft & publish, whose
     // only version is the published one, PREVIEW reads what LIVE reads.
     const state = entity ? ', publicationState: PublicationState = LIVE' : ''
     const one = entity ? `${t}EntityResponse` : t
     const idArg = entity ? 'id: ID' : 'documentId: ID!'
     const names: OperationNames = { model, type: t, findOne: null, find: null, connection: null, create: null, update: null, delete: null, aggregate: null }
-    const listArgs = `filters: ${t}FiltersInput, pagination: PaginationArg = {}, sort: [String] = []${state}, ${status}${locale}`
+    const listArgs = `filters: ${t}FiltersInput, pagination: PaginationArg = {}, sort: [String] = []${state}, ${status}${cohort}${locale}`
     if (single) {
       if (config.isActionEnabled('find')) {
         names.find = singularQueryName(model)
-        queries.push(`${names.find}(${status}${state}${locale}): ${one}`)
+        queries.push(`${names.find}(${status}${state}${cohort}${locale}): ${one}`)
       }
     } else {
       if (config.isActionEnabled('findOne')) {
         names.findOne = singularQueryName(model)
-        queries.push(`${names.findOne}(${idArg}, ${status}${locale}): ${one}`)
+        queries.push(`${names.findOne}(${idArg}, ${status}${cohort}${locale}): ${one}`)
       }
       if (config.isActionEnabled('find')) {
         names.find = pluralQueryName(model)

@@ -10,6 +10,7 @@ import { UNLIMITED_POPULATE, parsePopulate, type PopulateTree } from './populate
 import type { RawQuery } from './querystring.js'
 import type { AccessScope } from './access-scope.js'
 import { Visibility } from './visibility.js'
+import { parsePublicationFilter, type PublicationFilter } from './publication-filter.js'
 
 export type { CursorLinks, CursorPagination, PageEdges, Pagination, PaginationLimits, PaginationMeta } from './pagination.js'
 export { CursorCodec, sortSignature, type CursorPosition } from './cursor.js'
@@ -23,6 +24,7 @@ export { parseQueryString, searchOf } from './querystring.js'
 export { checkInputDepth, overLimit } from './limits.js'
 export { Visibility, andFilters } from './visibility.js'
 export type { AccessScope, ReadAccess, ReadAccessOf } from './access-scope.js'
+export { PUBLICATION_FILTERS, type PublicationFilter } from './publication-filter.js'
 
 export type Status = 'published' | 'draft'
 
@@ -43,8 +45,17 @@ export interface QueryTree {
   populate: PopulateTree
   pagination: Pagination
   status: Status
-  /** One locale, or null for every locale (`locale=*`); always null for non-localized types. */
-  locale: string | null
+  /**
+   * Strapi 5's publication cohort (`publicationFilter`, or the deprecated `hasPublishedVersion`):
+   * the rows of `status` kept by how their other version relates, here and in populated draft &
+   * publish relations; null for every row.
+   */
+  publicationFilter: PublicationFilter | null
+  /**
+   * One locale, several (a list's `locale[0]=en&locale[1]=fr`), or null for every locale
+   * (`locale=*`); always null for non-localized types.
+   */
+  locale: string | readonly string[] | null
   /** Locales read instead, in order, for documents missing in `locale` (`i18n.fallbacks`). */
   fallbacks: readonly string[]
 }
@@ -80,13 +91,28 @@ export function parseLocale (model: ContentType, raw: unknown, settings: LocaleS
   return raw
 }
 
+/**
+ * The locales a list reads: `parseLocale`'s answer, or for a list of codes
+ * (`locale[0]=en&locale[1]=fr`) each of them, as Strapi 5's document service takes an array
+ * (`locale in (...)`). Its codes are literal, `*` included; a repeated code counts once, and a
+ * list of one is that locale. Anything but strings in it is a 400, as a non-string locale is.
+ */
+export function parseListLocales (model: ContentType, raw: unknown, settings: LocaleSettings): string | readonly string[] | null {
+  if (!model.localized || !Array.isArray(raw)) return parseLocale(model, raw, settings, true)
+  if (raw.some((code) => typeof code !== 'string')) {
+    throw new ValidationError(`Invalid locale param ${JSON.stringify(raw)} provided. Document locales must be strings.`)
+  }
+  const codes = [...new Set(raw as string[])]
+  return codes.length === 1 ? codes[0] : codes
+}
+
 export interface ParseOptions {
   registry: Registry
   /** The caller's limits from the access check; none for application code. */
   access?: AccessScope
   limits: PaginationLimits
   i18n: LocaleSettings
-  /** Lists accept `locale=*`; single-document reads take the locale literally. */
+  /** Lists accept `locale=*` and lists of locales; single-document reads take one locale literally. */
   allowAllLocales: boolean
   /** `populate` leaves out relations the caller may not read instead of answering 400. */
   omitUnreadable?: boolean
@@ -119,7 +145,7 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
   // A filter on `locale` chooses the locales itself, so the default-locale scope steps aside.
   const locale = raw.locale === undefined && filtersLocale(filters)
     ? null
-    : parseLocale(model, raw.locale, options.i18n, options.allowAllLocales)
+    : options.allowAllLocales ? parseListLocales(model, raw.locale, options.i18n) : parseLocale(model, raw.locale, options.i18n, false)
   const sort = parseSort(model, raw.sort, options.registry, visibility, allowed)
   const cursors = options.cursors === undefined ? null : { codec: options.cursors, signature: () => sortSignature(model.uid, sort) }
   return {
@@ -130,7 +156,9 @@ export function parseQuery (model: ContentType, raw: RawQuery, options: ParseOpt
       bounds === undefined ? UNLIMITED_POPULATE : { max: bounds.populateDepth, limited: true }),
     pagination: parsePagination(raw.pagination, options.limits, cursors),
     status,
+    publicationFilter: parsePublicationFilter(raw.publicationFilter, raw.hasPublishedVersion),
     locale,
-    fallbacks: locale === null ? [] : options.i18n.fallbacks?.[locale] ?? []
+    // Fallbacks complete one locale; a list of locales reads each as it is.
+    fallbacks: typeof locale !== 'string' ? [] : options.i18n.fallbacks?.[locale] ?? []
   }
 }

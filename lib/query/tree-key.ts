@@ -27,7 +27,7 @@ export function treeKey (tree: QueryTree): string {
   if (key === undefined) {
     key = JSON.stringify([
       fields(tree.fields), filter(tree.filters), sort(tree.sort), populate(tree.populate),
-      pagination(tree.pagination), tree.status, tree.locale, tree.fallbacks
+      pagination(tree.pagination), tree.status, tree.publicationFilter, tree.locale, tree.fallbacks
     ])
     keys.set(tree, key)
   }

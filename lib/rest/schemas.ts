@@ -1,5 +1,6 @@
 import type { ContentType } from '../model/registry.js'
 import type { JsonSchema, ModelSchemas } from '../http/openapi-models.js'
+import { PUBLICATION_FILTERS } from '../query/index.js'
 
 /**
  * The route schemas of the content-type routes, for an application that registers
@@ -77,6 +78,11 @@ export function querySchema (schemas: ModelSchemas, model: ContentType, kind: 'l
   }
   if (kind !== 'delete' && model.draftAndPublish) {
     properties.status = { type: 'string', enum: ['published', 'draft'], description: kind === 'write' ? '`draft` writes the draft only (Strapi\'s draft rules)' : '`published` (default) or `draft`' }
+  }
+  // On every type: one without draft & publish passes the cohort to its populated relations.
+  if (kind === 'list' || kind === 'read') {
+    properties.publicationFilter = { type: 'string', enum: [...PUBLICATION_FILTERS], description: 'Strapi 5\'s publication cohort: the rows of `status` kept by how their other version relates to them' }
+    properties.hasPublishedVersion = { type: 'boolean', deprecated: true, description: 'prefer publicationFilter: `true` is has-published-version-document, `false` never-published-document' }
   }
   if (model.localized) properties.locale = { type: 'string', description: kind === 'list' ? 'a locale code; `*` for all locales' : 'a locale code' }
   return { type: 'object', properties, style: 'deepObject', explode: true }

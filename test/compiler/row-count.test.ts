@@ -73,8 +73,14 @@ t.test('an unfiltered total sums the counts of its keys', async (t) => {
   t.test('drafts, one locale', async (t) => {
     await check(t, 'api::post.post', { status: 'draft', locale: 'en' }, { count: /"c"."published" = \$\d+ and "c"."locale" = \$\d+$/, parameters: ['posts', false, 'en'], total: 4 })
   })
+  t.test('a list of locales: the sum over their keys', async (t) => {
+    await check(t, 'api::post.post', { status: 'draft', locale: ['en', 'fr'] }, { count: /"c"."published" = \$\d+ and "c"."locale" in \(\$\d+, \$\d+\)$/, parameters: ['posts', false, 'en', 'fr'], total: 6 })
+  })
   t.test('every locale: no locale condition, a sum over them', async (t) => {
     await check(t, 'api::post.post', { status: 'draft', locale: '*' }, { count: /"c"."table_name" = \$\d+ and "c"."published" = \$\d+$/, parameters: ['posts', false], total: 6 })
+  })
+  t.test('a publication cohort reads the rows: count(*)', async (t) => {
+    await check(t, 'api::post.post', { status: 'draft', hasPublishedVersion: 'false' }, { count: /^select count\(\*\)::int as "count" from "posts" as "t" where/, parameters: ['en'], total: 1 })
   })
   t.test('a type with neither draft & publish nor i18n: the table\'s one key', async (t) => {
     await check(t, 'api::note.note', {}, { count: new RegExp(`^${esc(SUM)}\\$\\d+$`), parameters: ['notes'], total: 2 })

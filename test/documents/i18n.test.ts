@@ -208,9 +208,31 @@ t.test('unknown locales', async (t) => {
   })
 
   t.test('a non-string locale is a 400', async (t) => {
-    t.match(await call(app, 'GET', '/api/articles?locale[0]=en&locale[1]=fr'), { status: 400, json: VALIDATION_400 })
+    t.match(await call(app, 'GET', '/api/articles?locale[a]=en'), { status: 400, json: VALIDATION_400 })
+    t.match(await call(app, 'GET', '/api/articles?locale[0][a]=en'), { status: 400, json: VALIDATION_400 }, 'in a list too')
     t.match(await call(app, 'GET', `/api/articles/${doc.documentId}?locale[a]=en`), { status: 400, json: VALIDATION_400 })
+    t.match(await call(app, 'GET', `/api/articles/${doc.documentId}?locale[0]=en&locale[1]=fr`), { status: 400, json: VALIDATION_400 },
+      'one document takes one locale, as Strapi\'s findOne does')
   })
+})
+
+t.test('a list of locales on a list reads each of them (Strapi: locale in (...))', async (t) => {
+  const { app } = await build(t, options)
+  const doc = await write(app, 'POST', '/api/articles', { title: 'Hello' })
+  await write(app, 'PUT', `/api/articles/${doc.documentId}?locale=fr`, { title: 'Bonjour' })
+  await write(app, 'PUT', `/api/articles/${doc.documentId}?locale=it`, { title: 'Ciao' })
+  await write(app, 'POST', '/api/articles?locale=fr', { title: 'Salut' })
+  const list = async (query: string): Promise<{ titles: string[], total: number }> => {
+    const res = await call(app, 'GET', `/api/articles?sort=title&${query}`)
+    t.equal(res.status, 200, query)
+    return { titles: res.json.data.map((d: { title: string }) => d.title), total: res.json.meta.pagination.total }
+  }
+  t.same(await list('locale[0]=en&locale[1]=fr'), { titles: ['Bonjour', 'Hello', 'Salut'], total: 3 })
+  t.same(await list('locale[0]=it&locale[1]=it'), { titles: ['Ciao'], total: 1 }, 'a repeated code counts once')
+  t.same(await list('locale[0]=en&locale[1]=de'), { titles: ['Hello'], total: 1 }, 'an unknown code matches nothing')
+  t.same(await list('locale[0]=*&locale[1]=fr'), { titles: ['Bonjour', 'Salut'], total: 2 }, '* in a list is a code like any other')
+  t.same(await list('locale[0]=fr&locale[1]=it&filters[title][$startsWith]=S'), { titles: ['Salut'], total: 1 }, 'with filters')
+  t.same(await app.contentApi.documents(ARTICLE).count({ locale: ['en', 'it'] }), 2, 'the document service takes an array too')
 })
 
 t.test('PUT ?locale=fr on an existing documentId creates the fr version', async (t) => {

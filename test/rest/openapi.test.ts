@@ -70,7 +70,7 @@ t.test('an OpenAPI document of every content-type route', async (t) => {
     t.same(list.tags, ['Article'])
     t.equal(list.summary, 'List articles')
     const params = Object.fromEntries(list.parameters.map((p: Schema) => [p.name, p]))
-    t.same(Object.keys(params).sort(), ['fields', 'filters', 'pagination', 'populate', 'sort', 'status'], 'a list\'s parameters (no locale: article is not localized)')
+    t.same(Object.keys(params).sort(), ['fields', 'filters', 'hasPublishedVersion', 'pagination', 'populate', 'publicationFilter', 'sort', 'status'], 'a list\'s parameters (no locale: article is not localized)')
     for (const p of list.parameters) t.match(p, { in: 'query', required: false, style: 'deepObject', explode: true }, `${p.name as string} in bracket form`)
     t.same(params.filters.schema, { $ref: '#/components/schemas/ArticleFilters' })
     t.same(params.populate.schema, { $ref: '#/components/schemas/ArticlePopulate' })
@@ -81,7 +81,7 @@ t.test('an OpenAPI document of every content-type route', async (t) => {
     t.notOk(noDraft.includes('status'), 'no status on a type without draft & publish')
     const one = spec.paths['/api/articles/{documentId}'].get
     t.match(one.parameters.find((p: Schema) => p.in === 'path'), { name: 'documentId', required: true, schema: { type: 'string' } })
-    t.same(one.parameters.filter((p: Schema) => p.in === 'query').map((p: Schema) => p.name), ['fields', 'populate', 'status'])
+    t.same(one.parameters.filter((p: Schema) => p.in === 'query').map((p: Schema) => p.name), ['fields', 'populate', 'status', 'publicationFilter', 'hasPublishedVersion'])
     t.same(spec.paths['/api/homepage'].get.tags, ['Homepage'])
     t.same(spec.paths['/api/everythings'].post.tags, ['Everything'])
 
