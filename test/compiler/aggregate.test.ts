@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
+import { compiler } from '../helpers/sql-compiler.js'
 import { compileAggregate } from '../../lib/compiler/aggregate.js'
 import { compileFilter, createFilterContext } from '../../lib/compiler/filters.js'
 import { sortExpression } from '../../lib/compiler/sort.js'
@@ -18,14 +18,6 @@ import { oracleComponents, oracleModels } from '../fixtures/oracle/models.js'
 const registry = createRegistry(oracleModels, oracleComponents)
 const article = registry.get('api::article.article')!
 const category = registry.get('api::category.category')!
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 const OPTIONS = { escapeLikeWildcards: false }
 const I18N = { locales: ['en', 'fr'], defaultLocale: 'en' }
 

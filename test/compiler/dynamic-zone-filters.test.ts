@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
+import { compiler } from '../helpers/sql-compiler.js'
 import { compileFilter, createFilterContext } from '../../lib/compiler/filters.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseFilters } from '../../lib/query/filters.js'
@@ -13,14 +13,6 @@ import { ARTICLE, relationComponents, relationModels } from '../fixtures/relatio
 
 const registry = createRegistry(relationModels, relationComponents)
 const article = registry.get(ARTICLE)!
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 
 function where (raw: unknown, status: 'published' | 'draft' = 'published'): { sql: string, parameters: readonly unknown[] } {
   const node = parseFilters(article, raw, registry)!

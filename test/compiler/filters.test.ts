@@ -1,12 +1,11 @@
 import t, { type Test } from 'tap'
-import {
-  DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder, type SqlBool
-} from 'kysely'
+import type { Kysely, RawBuilder, SqlBool } from 'kysely'
 import { compileFilter, createFilterContext, type FilterCompileOptions } from '../../lib/compiler/filters.js'
 import { defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseFilters } from '../../lib/query/filters.js'
 import { build } from '../helpers/build.js'
+import { compiler } from '../helpers/sql-compiler.js'
 
 /**
  * Compiler tests in Kysely's style: each case parses a raw Strapi filter, compiles it, asserts the
@@ -47,16 +46,6 @@ const ROWS = [
 
 const DEFAULT: FilterCompileOptions = { escapeLikeWildcards: false }
 const ESCAPED: FilterCompileOptions = { escapeLikeWildcards: true }
-
-/** A Kysely that only compiles (PostgreSQL dialect, no connection). */
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler()
-  }
-})
 
 const PREFIX = 'select "t"."label" from "items" as "t" where '
 const SUFFIX = ' order by "t"."id"'
