@@ -56,6 +56,8 @@ export function selectList (
  */
 export interface SelectedRows {
   from: RawBuilder<unknown>
+  /** The same rows, read per parent row (`RelatedRows.perParent`): how the rendering reads them. */
+  perParent: RawBuilder<unknown>
   where: Array<RawBuilder<unknown>>
   order: OrderTerm[]
   /** ` limit $1 offset $2`, or nothing; to-one sources render their first row only. */
@@ -71,7 +73,7 @@ export function selectedRows (source: RelatedRows, selection: PopulateSelection,
     ? [...sortTerms, { expr: ref(r, 'id'), direction: 'asc' as const }]
     : source.order
   const window = sql`${selection.limit === null ? sql`` : sql` limit ${selection.limit}`}${selection.start === null ? sql`` : sql` offset ${selection.start}`}`
-  return { from: source.from, where, order, window, toMany: source.toMany }
+  return { from: source.from, perParent: source.perParent, where, order, window, toMany: source.toMany }
 }
 
 /** Renders the rows of `source` (one object, or an ordered array) with the selection's fields. */
@@ -85,18 +87,20 @@ function rendered (
   const whereSql = sql.join(rows.where, sql` and `)
 
   if (!rows.toMany) {
-    return sql`(select row_to_json(${sql.id(v)}) from ${rows.from} ${lateral} where ${whereSql} order by ${orderBy} limit 1)`
+    return sql`(select row_to_json(${sql.id(v)}) from ${rows.perParent} ${lateral} where ${whereSql} order by ${orderBy} limit 1)`
   }
   // The order travels with each row (o0, o1, ...) so json_agg can apply it explicitly.
   const keys = rows.order.map((t, i) => sql`${t.expr} as ${sql.id(`o${i}`)}`)
   const aggregateOrder = orderSql(rows.order.map((t, i) => ({ ...t, expr: sql.ref(`q.o${i}`) })))
-  return sql`(select coalesce(json_agg(q.doc order by ${aggregateOrder}), '[]'::json) from (select row_to_json(${sql.id(v)}) as doc, ${sql.join(keys)} from ${rows.from} ${lateral} where ${whereSql} order by ${orderBy}${rows.window}) as q)`
+  return sql`(select coalesce(json_agg(q.doc order by ${aggregateOrder}), '[]'::json) from (select row_to_json(${sql.id(v)}) as doc, ${sql.join(keys)} from ${rows.perParent} ${lateral} where ${whereSql} order by ${orderBy}${rows.window}) as q)`
 }
 
 /** i18n's `localizations`: the other rows of the parent's document, in the same status, every other locale. */
 export function localizationRows (target: ContentType, parent: string, r: string, status: Status): RelatedRows {
+  const rows = sql`${sql.table(target.tableName)} as ${sql.id(r)}`
   return {
-    from: sql`${sql.table(target.tableName)} as ${sql.id(r)}`,
+    from: rows,
+    perParent: rows,
     where: [
       sql`${ref(r, 'document_id')} = ${ref(parent, 'document_id')}`,
       sql`${ref(r, 'locale')} <> ${ref(parent, 'locale')}`,
@@ -111,7 +115,7 @@ export function localizationRows (target: ContentType, parent: string, r: string
 function countOf (source: RelatedRows, selection: PopulateSelection, r: string, ctx: PopulateContext): RawBuilder<unknown> {
   const where = [...source.where]
   if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
-  return sql`(select ('{"count":' || count(*) || '}')::json from ${source.from} where ${sql.join(where, sql` and `)})`
+  return sql`(select ('{"count":' || count(*) || '}')::json from ${source.perParent} where ${sql.join(where, sql` and `)})`
 }
 
 /** The SQL expression of one populated attribute of the row aliased `parent`. */
@@ -130,7 +134,7 @@ export function populateExpression (node: PopulateNode, parent: string, parentMo
       const where = [...source.where]
       if (selection.filters !== null) where.push(compileFilter(selection.filters, r, ctx))
       const list = selectList(selection.target, r, selection.fields, selection.populate, ctx, [sql`${uid}::text as "__component"`])
-      return sql`select row_to_json(${sql.id(v)}) as doc, ${ref(l, 'order')} as o0, ${ref(l, 'id')} as o1 from ${source.from} cross join lateral (select ${list}) as ${sql.id(v)} where ${sql.join(where, sql` and `)}`
+      return sql`select row_to_json(${sql.id(v)}) as doc, ${ref(l, 'order')} as o0, ${ref(l, 'id')} as o1 from ${source.perParent} cross join lateral (select ${list}) as ${sql.id(v)} where ${sql.join(where, sql` and `)}`
     })
     if (branches.length === 0) return sql`'[]'::json`
     return sql`(select coalesce(json_agg(q.doc order by q.o0 asc nulls last, q.o1 asc), '[]'::json) from (${sql.join(branches, sql` union all `)}) as q)`

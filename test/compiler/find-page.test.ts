@@ -70,7 +70,7 @@ function defaultPage (populated: string, count: number): string {
 
 /** The sub-select of the to-one relation `shelf`, rendering `columns` of the shelf (alias r1, its view v3). */
 const shelfOf = (columns: string): string =>
-  '(select row_to_json("v3") from "shelves" as "r1" join "books_shelf_lnk" as "l2" on "l2"."shelf_id" = "r1"."id" ' +
+  '(select row_to_json("v3") from "books_shelf_lnk" as "l2" cross join lateral (select * from "shelves" as "r1" where "r1"."id" = "l2"."shelf_id" offset 0) as "r1" ' +
   `cross join lateral (select "r1"."id" as "id", "r1"."document_id" as "documentId", "r1"."name" as "name"${columns}) as "v3" ` +
   'where "l2"."book_id" = "t"."id" order by "l2"."id" asc limit 1) as "shelf"'
 
@@ -152,7 +152,7 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
   await check(t, 'a relation populated inside a relation', {
     query: { populate: { shelf: { fields: ['name'], populate: { books: { fields: ['title'] } } } } },
     sql: defaultPage(shelfOf(', (select coalesce(json_agg(q.doc order by "q"."o0" asc nulls last, "q"."o1" asc), \'[]\'::json) from ' +
-      '(select row_to_json("v6") as doc, "l5"."book_ord" as "o0", "l5"."id" as "o1" from "books" as "r4" join "books_shelf_lnk" as "l5" on "l5"."book_id" = "r4"."id" ' +
+      '(select row_to_json("v6") as doc, "l5"."book_ord" as "o0", "l5"."id" as "o1" from "books_shelf_lnk" as "l5" cross join lateral (select * from "books" as "r4" where "r4"."id" = "l5"."book_id" offset 0) as "r4" ' +
       'cross join lateral (select "r4"."id" as "id", "r4"."document_id" as "documentId", "r4"."title" as "title") as "v6" ' +
       'where "l5"."shelf_id" = "r1"."id" order by "l5"."book_ord" asc nulls last, "l5"."id" asc) as q) as "books"'), 3),
     parameters: [25, 0, 25, 0, 0],
@@ -165,7 +165,7 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
   })
   await check(t, 'a component', {
     query: { populate: { blurb: true } },
-    sql: defaultPage('(select row_to_json("v3") from "components_parts_blurbs" as "r1" join "books_cmps" as "l2" on "l2"."cmp_id" = "r1"."id" ' +
+    sql: defaultPage('(select row_to_json("v3") from "books_cmps" as "l2" cross join lateral (select * from "components_parts_blurbs" as "r1" where "r1"."id" = "l2"."cmp_id" offset 0) as "r1" ' +
       'cross join lateral (select "r1"."id" as "id", "r1"."text" as "text") as "v3" ' +
       'where "l2"."entity_id" = "t"."id" and "l2"."component_type" = $3 and "l2"."field" = $4 order by "l2"."order" asc nulls last, "l2"."id" asc limit 1) as "blurb"', 5),
     parameters: [25, 0, 'parts.blurb', 'blurb', 25, 0, 0],
@@ -173,8 +173,8 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
     total: 3
   })
   const member = (n: number, table: string, column: string, p: number): string =>
-    `select row_to_json("v${n + 2}") as doc, "l${n + 1}"."order" as o0, "l${n + 1}"."id" as o1 from "${table}" as "r${n}" ` +
-    `join "books_cmps" as "l${n + 1}" on "l${n + 1}"."cmp_id" = "r${n}"."id" ` +
+    `select row_to_json("v${n + 2}") as doc, "l${n + 1}"."order" as o0, "l${n + 1}"."id" as o1 from "books_cmps" as "l${n + 1}" ` +
+    `cross join lateral (select * from "${table}" as "r${n}" where "r${n}"."id" = "l${n + 1}"."cmp_id" offset 0) as "r${n}" ` +
     `cross join lateral (select $${p}::text as "__component", "r${n}"."id" as "id", "r${n}"."${column}" as "${column}") as "v${n + 2}" ` +
     `where "l${n + 1}"."entity_id" = "t"."id" and "l${n + 1}"."component_type" = $${p + 1} and "l${n + 1}"."field" = $${p + 2}`
   await check(t, 'a dynamic zone: its components in one ordered list', {
@@ -191,7 +191,7 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
   })
   await check(t, 'the count strategy: `{ count }` instead of the rows', {
     query: { populate: { tags: { count: true } } },
-    sql: defaultPage('(select (\'{"count":\' || count(*) || \'}\')::json from "tags" as "r1" join "books_tags_lnk" as "l2" on "l2"."tag_id" = "r1"."id" ' +
+    sql: defaultPage('(select (\'{"count":\' || count(*) || \'}\')::json from "books_tags_lnk" as "l2" cross join lateral (select * from "tags" as "r1" where "r1"."id" = "l2"."tag_id" offset 0) as "r1" ' +
       'where "l2"."book_id" = "t"."id") as "tags"', 3),
     parameters: [25, 0, 25, 0, 0],
     data: [{ title: 'Alpha', tags: { count: 2 } }, { title: 'Beta', tags: { count: 1 } }, { title: 'Gamma', tags: { count: 0 } }],
