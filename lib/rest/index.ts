@@ -6,6 +6,7 @@ import { addBodyParsers, namingBodyLimit } from '../http/body-parsers.js'
 import { modelSchemasOf } from '../http/openapi-models.js'
 import { errorHandler } from '../error-handler.js'
 import { i18nLocalesRoute } from './i18n-locales.js'
+import { createEtagOf } from './conditional.js'
 import { registerContentTypeRoutes } from './routes.js'
 import { registerBatchRoute, type BatchRouteContext } from './batch-route.js'
 
@@ -40,8 +41,9 @@ export async function restPlugin (app: FastifyInstance, options: RestPluginOptio
   const schemas = modelSchemasOf(options.registry, (id) => app.getSchema(id) !== undefined)
   for (const schema of schemas.schemas) app.addSchema(schema)
   i18nLocalesRoute(app, options.access, options.i18n)
+  const etagOf = await createEtagOf()
   for (const model of options.registry.contentTypes.values()) {
-    if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, { ...options, schemas })
+    if (isApiContentType(model.uid)) registerContentTypeRoutes(app, model, { ...options, schemas, etagOf })
   }
   if (options.batch.enabled) registerBatchRoute(app, options)
 }

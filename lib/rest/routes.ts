@@ -10,7 +10,7 @@ import type { ContentType, Registry } from '../model/registry.js'
 import { checkRootPagination, paginationMeta, parseQueryString, readsDrafts, searchOf, type QueryTree, type RawQuery, type RequestLimits } from '../query/index.js'
 import { documented as doc } from '../route-schema.js'
 import { requestedConsistency } from '../http/consistency.js'
-import { conditionalGet, etagOf, headerValue, namesTag } from './conditional.js'
+import { conditionalGet, headerValue, namesTag, type EtagOf } from './conditional.js'
 import { listBody, singleBody, v4Body, wantsV4 } from './format.js'
 import { OPEN_SCOPE, routeHooks } from './route-config.js'
 import type { ModelSchemas } from '../http/openapi-models.js'
@@ -89,7 +89,8 @@ type Core = (request: FastifyRequest) => Promise<string | null>
  * middlewares or `auth: false`, replace their handlers, and set their `Cache-Control`
  * (route-config.ts, conditional.ts; docs/extending.md).
  */
-export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext & { schemas: ModelSchemas }): void {
+export function registerContentTypeRoutes (app: FastifyInstance, model: ContentType, ctx: RouteContext & { schemas: ModelSchemas, etagOf: EtagOf }): void {
+  const { etagOf } = ctx
   const service = ctx.documents(model.uid)
   const settings = ctx.routes[model.uid] ?? {}
   const tags = [model.displayName]
@@ -117,7 +118,7 @@ export function registerContentTypeRoutes (app: FastifyInstance, model: ContentT
   const render = (request: FastifyRequest, body: string): string => wantsV4(request.headers) ? v4Body(body, model, ctx.registry) : body
   const enabled = (action: RouteAction): boolean =>
     (settings.only === undefined || settings.only.includes(action)) && settings.except?.includes(action) !== true
-  const onSend = conditionalGet(settings.cacheControl)
+  const onSend = conditionalGet(settings.cacheControl, etagOf)
 
   /** The action whose answer a `GET` of a document gives: what `If-Match` is compared with. */
   const readAction: ContentAction = model.kind === 'collectionType' ? 'findOne' : 'find'

@@ -12,7 +12,7 @@ import { article, homepage } from '../fixtures/models.js'
 
 const ARTICLE = 'api::article.article'
 const ARTICLES = '/api/articles'
-const WEAK = /^W\/"[A-Za-z0-9_-]{27}"$/
+const WEAK = /^W\/"[A-Za-z0-9_-]{11}"$/
 const PRECONDITION_FAILED = {
   data: null,
   error: { status: 412, name: 'PreconditionFailedError', message: 'The document has changed since the version the request names (If-Match)', details: {} }
