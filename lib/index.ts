@@ -20,11 +20,11 @@ import { runBatch, type BatchOperation, type BatchResult } from './documents/bat
 import { UnknownContentTypeError } from './errors.js'
 import { createRegistry, type Registry } from './model/registry.js'
 import { resolveOptions, type ContentApiOptions, type ResolvedOptions } from './options/index.js'
-import { registerGraphql, type GraphqlApi } from './graphql/index.js'
+import type { GraphqlApi } from './graphql/index.js'
 import { restPlugin } from './rest/index.js'
 import { protect, type ProtectOptions } from './rest/route-config.js'
 import { errorHandler } from './error-handler.js'
-import { registerUpload, type UploadApi } from './upload/index.js'
+import type { UploadApi } from './upload/index.js'
 import { countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
 import { missingSecrets, ownTables } from './own-tables.js'
 import { SECRETS_TABLE } from './model/naming.js'
@@ -144,6 +144,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   const options = resolveOptions(userOptions)
   const registry = createRegistry(options.models, options.components)
   const handle = connect(options.db, options.pool, app.log)
+  const areas = loadAreas(options)
   let notifications: Notifications | null = null
   let worker: WebhookWorker | null = null
   let workerStopped: Promise<void> | null = null
@@ -242,9 +243,23 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
     limits: options.limits
   })
   await app.register(restPlugin, { prefix: options.rest.prefix, registry, documents, access, limits: options.limits, i18n: options.i18n, routes: options.rest.routes, policies: options.policies, batch: options.rest.batch, runBatch: documents.batch })
-  contentApiState.upload = await registerUpload(app, { registry, documents, access, options })
-  contentApiState.graphql = await registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
+  contentApiState.upload = areas.upload === null ? null : await (await areas.upload).registerUpload(app, { registry, documents, access, options })
+  contentApiState.graphql = areas.graphql === null ? null : await (await areas.graphql).registerGraphql(app, { registry, documents, access, authenticator, credentials, permissions, options })
   answerServerErrors(app, options.rest.prefix, contentApiState.graphql?.endpoint ?? null)
+}
+
+/**
+ * The modules of the GraphQL and upload areas, loaded only when they are on, and from the start of
+ * the registration: they load (graphql-js, Mercurius, @fastify/multipart, @fastify/static: about
+ * a third of the package's import time) while the database connects and the schema syncs.
+ */
+function loadAreas (options: ResolvedOptions): { graphql: Promise<typeof import('./graphql/index.js')> | null, upload: Promise<typeof import('./upload/index.js')> | null } {
+  const graphql = options.graphql === null ? null : import('./graphql/index.js')
+  const upload = options.upload.enabled ? import('./upload/index.js') : null
+  // Awaited where the area registers; when the start fails before, nobody awaits them.
+  graphql?.catch(() => {})
+  upload?.catch(() => {})
+  return { graphql, upload }
 }
 
 const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'update', 'delete', 'publish', 'unpublish', 'discardDraft']
@@ -339,7 +354,7 @@ export type { TypedQuery, Filters, FieldOperators, FilterOperand, Sort, Fields, 
 export type { TypedDocumentService, TypedQueryParams, TypedWriteParams } from './documents/typed-service.js'
 export { generateTypes } from './model/generate-types.js'
 export type { SchemaPlan, SchemaSyncResult } from './schema/index.js'
-export { GraphqlApi } from './graphql/index.js'
+export { GraphqlApi } from './graphql/extension.js'
 // The local provider, for an application that passes or wraps its own (`upload: { provider }`),
 // and the types a provider implements. The S3 provider is not exported: importing it loads the
 // AWS SDK, which the plugin loads only when `upload.provider` is 's3' (docs/upload.md).

@@ -4,6 +4,7 @@ import { rename, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
+import { extractSnapshot } from './snapshot-extract.js'
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite'
 
 /** A PostgreSQL setting's value, as `-c name=value` takes it. */
@@ -65,6 +66,9 @@ function startParams (PGliteClass: typeof PGlite, settings: Readonly<Record<stri
   return [...PGliteClass.defaultStartParams, ...Object.entries(merged).flatMap(([name, value]) => ['-c', `${name}=${String(value)}`])]
 }
 
+/** PGlite's `file://`, `memory://`, `idb://`... data directories: not a plain path. */
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i
+
 /** Whether `dataDir` already holds a cluster (PGlite resumes it) or will be initialised. */
 function hasCluster (dataDir: string | undefined): boolean {
   return dataDir !== undefined && existsSync(join(dataDir, 'PG_VERSION'))
@@ -99,6 +103,12 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite>
   const saved = await snapshotBlob(snapshot)
   if (saved !== null) {
     try {
+      // A directory on disk is written with Node's file calls, then resumed (./snapshot-extract.ts);
+      // in memory (and PGlite's other file systems) PGlite extracts the snapshot itself.
+      if (options.dataDir !== undefined && !SCHEME.test(options.dataDir)) {
+        extractSnapshot(snapshot, options.dataDir)
+        return await PGlite.create(base)
+      }
       return await PGlite.create({ ...base, loadDataDir: saved })
     } catch (err) {
       await unlink(snapshot).catch(() => {})

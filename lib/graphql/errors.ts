@@ -3,6 +3,9 @@ import type { FastifyReply } from 'fastify'
 import { isDatabaseUnavailable } from '../db/faults.js'
 import { ForbiddenError, LimitError, PolicyError, ServiceUnavailableError, UnauthorizedError, ValidationError } from '../errors.js'
 import { toContentApiError } from '../error-handler.js'
+import { httpErrorBody } from './http-error-body.js'
+
+export { httpErrorBody }
 
 export interface FormattedError {
   message: string
@@ -82,11 +85,6 @@ function requestError (error: GraphQLError | Error & { locations?: Array<{ line:
 }
 
 type MercuriusFailure = Error & { code?: string, statusCode?: number, errors?: Array<GraphQLError | Error> }
-
-/** Apollo Server's body for a request refused at the HTTP level (its `BadRequestError`). */
-export function httpErrorBody (message: string): { errors: Array<{ message: string, extensions: { code: 'BAD_REQUEST' } }> } {
-  return { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] }
-}
 
 /** Apollo's answer to a POST whose body is not JSON (or not an object). */
 export const NO_BODY_MESSAGE = 'POST body missing, invalid Content-Type, or JSON object has no keys.'

@@ -1,6 +1,8 @@
-import * as graphql from 'graphql'
+// Types only: the class is exported by the package's entry, which loads graphql-js and
+// @graphql-tools only when GraphQL is on (lib/index.ts).
+import type * as graphql from 'graphql'
 import type { GraphQLNamedType, GraphQLSchema } from 'graphql'
-import { makeExecutableSchema, mergeSchemas } from '@graphql-tools/schema'
+import type { makeExecutableSchema, mergeSchemas } from '@graphql-tools/schema'
 import type { FastifyInstance } from 'fastify'
 import { UsageError } from '../errors.js'
 import type { Registry } from '../model/registry.js'
@@ -51,6 +53,7 @@ export class GraphqlApi {
   readonly #policies = new Map<string, PolicyFunction>()
   readonly #middlewares = new Map<string, MiddlewareFactory>()
   #schema: GraphQLSchema | null = null
+  #print: ((schema: GraphQLSchema) => string) | null = null
   /** Path of the GraphQL endpoint (the sandbox is served there too). */
   readonly endpoint: string
 
@@ -107,7 +110,7 @@ export class GraphqlApi {
   /** The schema in SDL, once built. */
   printSchema (): string {
     if (this.#schema === null) throw new UsageError('FCA_ERR_GRAPHQL_SCHEMA_NOT_BUILT')
-    return graphql.printSchema(this.#schema)
+    return this.#print!(this.#schema)
   }
 
   /** @internal the registration's view of what application code configured. */
@@ -115,8 +118,9 @@ export class GraphqlApi {
     return { extensions: this.#extensions, policies: this.#policies, middlewares: this.#middlewares }
   }
 
-  /** @internal set once the schema is built. */
-  seal (schema: GraphQLSchema): void { this.#schema = schema }
+  /** @internal set once the schema is built, with graphql-js's `printSchema`. */
+  seal (schema: GraphQLSchema, print: (schema: GraphQLSchema) => string): void {
+    this.#schema = schema
+    this.#print = print
+  }
 }
-
-export { graphql as graphqlLibrary }

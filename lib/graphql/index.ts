@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import mercurius from 'mercurius'
-import { NoSchemaIntrospectionCustomRule, buildSchema as buildSdl } from 'graphql'
+import { NoSchemaIntrospectionCustomRule, buildSchema as buildSdl, printSchema } from 'graphql'
 import type { AccessControl } from '../auth/access.js'
 import type { Authenticator } from '../auth/authenticate.js'
 import type { PermissionStore } from '../auth/permissions.js'
@@ -88,7 +88,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
       const { schema, roles } = buildSchema({ ...deps, app, graphql: options, api })
       counting = { ...counting, roles }
       child.graphql.replaceSchema(schema)
-      api.seal(schema)
+      api.seal(schema, printSchema)
     })
   })
   return api

@@ -1,5 +1,5 @@
 import type { ContentApiError } from '../errors.js'
-import { httpErrorBody } from '../graphql/errors.js'
+import { httpErrorBody } from '../graphql/http-error-body.js'
 
 /**
  * Where the content API answers on an HTTP server: its REST prefix and its GraphQL endpoint, as

@@ -1,5 +1,4 @@
 import { open } from 'node:fs/promises'
-import { fileTypeFromBuffer, supportedExtensions, supportedMimeTypes } from 'file-type'
 import mime from 'mime-types'
 import { UploadError } from '../errors.js'
 
@@ -65,6 +64,8 @@ function consistent (detected: { ext: string, mime: string }, ext: string, expec
  * await detectType('/tmp/y', 'photo.png', 'image/png') // an HTML file: throws FCA_ERR_UPLOAD_CONTENT_MISMATCH
  */
 export async function detectType (path: string, name: string, ext: string, declaredMime: string): Promise<DetectedType> {
+  // Loaded by the first upload, not at start-up: file-type is an ES module graph of about 30 files.
+  const { fileTypeFromBuffer, supportedExtensions, supportedMimeTypes } = await import('file-type')
   const detected = await fileTypeFromBuffer(await sample(path))
   const bare = ext.slice(1).toLowerCase()
   const declared = declaredMime === '' ? UNKNOWN_TYPE : declaredMime

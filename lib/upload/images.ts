@@ -1,6 +1,5 @@
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { imageSizeFromFile } from 'image-size/fromFile'
 import type { Sharp, SharpOptions } from 'sharp'
 import { UploadError } from '../errors.js'
 
@@ -66,6 +65,8 @@ export async function inspectImage (file: ImageFile, name: string, workDir: stri
   if (!file.mime.startsWith('image/')) return file
   const raster = RASTER.test(file.mime)
   let measured: { width: number, height: number } | null = null
+  // Loaded by the first image, not at start-up (an ES module graph of about 30 files).
+  const { imageSizeFromFile } = await import('image-size/fromFile')
   try {
     const size = await imageSizeFromFile(file.path)
     measured = { width: size.width, height: size.height }

@@ -149,6 +149,23 @@ t.test('the embedded PGlite: a boot snapshot that does not load is replaced', as
   t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the broken one')
 })
 
+t.test('the embedded PGlite: a boot snapshot that does not load into a new dataDir is replaced', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const bootSnapshot = join(dir, 'boot.tar')
+  await writeFile(bootSnapshot, 'not a tar archive')
+  const dataDir = join(dir, 'data')
+  const app = await start({ dataDir, bootSnapshot })
+  await createArticle(app, 'After initdb')
+  t.same(await titles(app), ['After initdb'])
+  t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the broken one')
+  await app.close()
+
+  const again = await start({ dataDir, bootSnapshot })
+  t.teardown(() => again.close())
+  t.same(await titles(again), ['After initdb'], 'the directory initdb made is resumed')
+})
+
 t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
