@@ -112,27 +112,31 @@ t.test('a removed attribute: destructive, refused by apply unless schemaSync.all
 })
 
 t.test('errors: usage, an unreachable database named by its option, a TypeScript config without tsx', async (t) => {
-  const usage = await cli(['schema', 'migrate', '--config', config])
-  t.equal(usage.code, 2)
-  t.match(usage.out, /^Usage: fastify-content-api <command> \[options\]/)
-  t.match(usage.out, /\n {2}schema plan {5}the changes schema sync would make/)
-
   const { freePort } = await import('../helpers/net.js')
   const port = await freePort()
   const unreachable = join(dir, 'unreachable.config.mjs')
   await writeFile(unreachable, `export default { models: [], db: 'postgres://app:secret@127.0.0.1:${port}/app', pool: { connectionTimeoutMs: 2000 } }\n`)
-  const refused = await cli(['schema', 'plan', '--config', unreachable])
+  const mysql = join(dir, 'mysql.config.mjs')
+  await writeFile(mysql, 'export default { models: [], db: \'mysql://root:secret@db/app\' }\n')
+  // Four independent processes, none of which opens the test's database: run side by side.
+  const [usage, refused, wrongScheme, noTsx] = await Promise.all([
+    cli(['schema', 'migrate', '--config', config]),
+    cli(['schema', 'plan', '--config', unreachable]),
+    cli(['schema', 'plan', '--config', mysql]),
+    cli(['schema', 'plan', '--config', config], { WITHOUT_PACKAGES: 'tsx' }, [`--import=${join(root, 'test', 'fixtures', 'without-packages.mjs')}`])
+  ])
+
+  t.equal(usage.code, 2)
+  t.match(usage.out, /^Usage: fastify-content-api <command> \[options\]/)
+  t.match(usage.out, /\n {2}schema plan {5}the changes schema sync would make/)
+
   t.equal(refused.code, 1)
   t.equal(refused.err, `fastify-content-api: db: could not connect to 127.0.0.1:${port} (ECONNREFUSED)\n`)
   t.notMatch(refused.err, /secret/, 'no password')
 
-  const mysql = join(dir, 'mysql.config.mjs')
-  await writeFile(mysql, 'export default { models: [], db: \'mysql://root:secret@db/app\' }\n')
-  const wrongScheme = await cli(['schema', 'plan', '--config', mysql])
   t.equal(wrongScheme.code, 1)
   t.match(wrongScheme.err, /^fastify-content-api: Invalid fastify-content-api options:\n {2}- db: mysql:\/\/ is not a PostgreSQL connection string/)
 
-  const noTsx = await cli(['schema', 'plan', '--config', config], { WITHOUT_PACKAGES: 'tsx' }, [`--import=${join(root, 'test', 'fixtures', 'without-packages.mjs')}`])
   t.equal(noTsx.code, 1)
   t.equal(noTsx.err, `fastify-content-api: --config ${config} (a TypeScript config) needs tsx, not installed (optional peer dependencies of fastify-content-api): npm install tsx\n`)
 })

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import tap from 'tap'
+import { createEmbedded } from '../../lib/db/embedded.js'
 import { DATABASE_URL, dialectName } from './database.js'
 
 /** A temporary directory for a CLI test's config modules, and the `database` option they write. */
@@ -30,11 +31,10 @@ export async function cliDatabase (prefix: string): Promise<CliDatabase> {
   } else {
     const dataDir = join(dir, 'pgdata')
     db = JSON.stringify({ dataDir })
-    // The application has usually created its data directory by the time the CLI runs. A fresh one
-    // takes PGlite an initdb, over 10 s on a loaded machine: past Fastify's default plugin
-    // timeout, which the CLI's app keeps.
-    const { PGlite } = await import('@electric-sql/pglite')
-    await (await PGlite.create(dataDir)).close()
+    // The application has usually created its data directory by the time the CLI runs. Made as the
+    // application makes it: from the boot snapshot (an initdb when there is none yet, over 10 s on a
+    // loaded machine: past Fastify's default plugin timeout, which the CLI's app keeps).
+    await (await createEmbedded({ dataDir })).close()
   }
   tap.teardown(async () => {
     if (dialectName === 'postgres') await admin(`drop schema if exists "${schema}" cascade`)
