@@ -15,7 +15,8 @@ import { orderSql, ref, relatedRows, type OrderTerm, type RelatedRows } from './
  * ```sql
  * (select coalesce(json_agg(q.doc order by q.o0 asc, q.o1 asc), '[]'::json) from (
  *   select row_to_json(v1) as doc, r1.name as o0, r1.id as o1
- *   from "authors" as r1 join "articles_authors_lnk" as l1 on l1.author_id = r1.id
+ *   from "articles_authors_lnk" as l1
+ *   cross join lateral (select * from "authors" as r1 where r1.id = l1.author_id offset 0) as r1
  *   cross join lateral (select r1.id as "id", r1.document_id as "documentId", r1.name as "name", ...) as v1
  *   where l1.article_id = t.id
  *   order by r1.name asc, r1.id asc
