@@ -5,8 +5,6 @@ import { ForbiddenError, LimitError, PolicyError, ServiceUnavailableError, Unaut
 import { toContentApiError } from '../error-handler.js'
 import { httpErrorBody } from './http-error-body.js'
 
-export { httpErrorBody }
-
 export interface FormattedError {
   message: string
   locations?: ReadonlyArray<{ line: number, column: number }>
