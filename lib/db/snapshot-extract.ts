@@ -32,21 +32,16 @@ function checksum (tar: Buffer, offset: number): number {
  *
  * Read as PGlite reads it (tinytar): the 100-byte `name` only, regular files (`0`) and
  * directories (`5`); other entries skipped. A record whose magic or checksum is wrong, or a name
- * leading outside `dataDir`, throws, as does an archive without a cluster (no `PG_VERSION`): the
- * caller then removes the snapshot and runs `initdb`.
+ * leading outside `dataDir`, throws before any file is written, as does an archive without a
+ * cluster (no `PG_VERSION`): the caller then removes the snapshot and runs `initdb`.
  * Modification times are not restored (PostgreSQL does not read them).
  */
 export function extractSnapshot (file: string, dataDir: string): void {
   const tar = readFileSync(file)
   const root = resolve(dataDir)
-  // PGlite's NODEFS creates the directory itself, not its parents.
-  if (!existsSync(root)) mkdirSync(root)
-  const made = new Set<string>([root])
-  const directory = (path: string): void => {
-    if (made.has(path)) return
-    mkdirSync(path, { recursive: true })
-    made.add(path)
-  }
+  // Every record is checked before anything is written: an archive refused here leaves the
+  // directory as it was, and the caller's initdb starts from nothing.
+  const entries: Array<{ path: string, directory: boolean, data: Buffer }> = []
   for (let offset = 0; offset + RECORD <= tar.length;) {
     // Two zero records end the archive; one is enough to stop reading.
     if (tar.subarray(offset, offset + RECORD).every((byte) => byte === 0)) break
@@ -62,12 +57,23 @@ export function extractSnapshot (file: string, dataDir: string): void {
     if (offset > tar.length) throw new Error(`the boot snapshot ${file} is truncated`)
     const path = join(root, name)
     if (path !== root && !path.startsWith(root + sep)) throw new Error(`the boot snapshot ${file} names a path outside the data directory: ${name}`)
-    if (type === 5) {
-      directory(path)
-    } else if (type === 0) {
-      directory(dirname(path))
-      writeFileSync(path, tar.subarray(data, data + size))
+    if (type === 5 || type === 0) entries.push({ path, directory: type === 5, data: tar.subarray(data, data + size) })
+  }
+  if (!entries.some((entry) => entry.path === join(root, 'PG_VERSION'))) throw new Error(`the boot snapshot ${file} holds no cluster`)
+
+  // PGlite's NODEFS creates the directory itself, not its parents.
+  if (!existsSync(root)) mkdirSync(root)
+  const made = new Set<string>([root])
+  const directory = (path: string): void => {
+    if (made.has(path)) return
+    mkdirSync(path, { recursive: true })
+    made.add(path)
+  }
+  for (const entry of entries) {
+    if (entry.directory) directory(entry.path)
+    else {
+      directory(dirname(entry.path))
+      writeFileSync(entry.path, entry.data)
     }
   }
-  if (!existsSync(join(root, 'PG_VERSION'))) throw new Error(`the boot snapshot ${file} holds no cluster`)
 }

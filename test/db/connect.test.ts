@@ -166,6 +166,34 @@ t.test('the embedded PGlite: a boot snapshot that does not load into a new dataD
   t.same(await titles(again), ['After initdb'], 'the directory initdb made is resumed')
 })
 
+/** One ustar record: a header (its checksum computed as tar does) and the data padded to 512 bytes. */
+function tarEntry (name: string, data: Buffer): Buffer {
+  const header = Buffer.alloc(512)
+  header.write(name, 0, 100, 'utf8')
+  header.write('0000644\0', 100, 'latin1')
+  header.write(`${data.length.toString(8).padStart(11, '0')}\0`, 124, 'latin1')
+  header.write('0', 156, 'latin1')
+  header.write('ustar\u000000', 257, 'latin1')
+  header.fill(' ', 148, 156)
+  let sum = 0
+  for (const byte of header) sum += byte
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1')
+  return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)])
+}
+
+t.test('the embedded PGlite: a boot snapshot naming a file outside the new dataDir writes nothing there, and initdb runs', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const bootSnapshot = join(dir, 'boot.tar')
+  await writeFile(bootSnapshot, Buffer.concat([tarEntry('PG_VERSION', Buffer.from('17\n')), tarEntry('../escaped', Buffer.from('x')), Buffer.alloc(1024)]))
+  const app = await start({ dataDir: join(dir, 'data'), bootSnapshot })
+  t.teardown(() => app.close())
+  await createArticle(app, 'After initdb')
+  t.same(await titles(app), ['After initdb'])
+  t.notOk((await readdir(dir)).includes('escaped'), 'nothing written outside the data directory')
+  t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the refused one')
+})
+
 t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
