@@ -9,7 +9,7 @@ import { projection } from './projection.js'
 import { rowBudget, withinBudget, type RowBudget } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
-import { countRows } from './row-count.js'
+import { changeCount, countIsRememberable, countRows, rememberedCount } from './row-count.js'
 import { keysetAfter, reversed } from './keyset.js'
 
 export interface FindSpec extends DocumentScope {
@@ -31,7 +31,11 @@ export interface FindSpec extends DocumentScope {
  * answers one row whose `data` is null when there is no such document.
  */
 export interface ReadRow { data: string, rows?: number }
-export interface PageRow extends ReadRow { total: number | null }
+export interface PageRow extends ReadRow {
+  total: number | null
+  /** With `rememberTotal`: the change count of the snapshot `total` was read in. */
+  changes?: string
+}
 /**
  * A cursor page also selects its edges: the sort keys and id of its first and last rows (in the
  * sort's order) as the JSON text of `[<key text or null>..., id]`, null for an empty page; `more`,
@@ -52,6 +56,12 @@ export interface CompileOptions extends FilterCompileOptions {
 
 export interface PageSpec extends FindSpec {
   pagination: Pagination
+  /**
+   * Compile the total to use a remembered one (row-count.ts `rememberedCount`, its values bound
+   * at each execution) when `countIsRememberable`, and then also select `changes`, the table's
+   * change count the total was read at.
+   */
+  rememberTotal?: boolean
 }
 
 /**
@@ -222,7 +232,11 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
  * ```
  *
  * The count only runs when it cannot be derived from the page itself: a page that is not full
- * (and not past the end) already tells the total, and `withCount=false` skips it entirely.
+ * (and not past the end) already tells the total, and `withCount=false` skips it entirely. With
+ * `rememberTotal`, a count of the table's own rows is skipped too when the table has not changed
+ * since the reader last saw the total (row-count.ts `rememberedCount`), and the statement also
+ * selects the change count it read the total at:
+ * `..., (select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $5) as "changes"`.
  *
  * With a row budget checked inline (row-budget.ts), the probe is the statement's `from`, and the
  * data and the total are computed only within the budget: `select case when "budget"."n" > $5
@@ -237,20 +251,25 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
   const { pagination } = spec
   const { start, limit, withCount } = pagination
   const data = pageJson(model, spec, options)
-  const count = compileCount(db, model, spec, options)
+  const remember = withCount && spec.rememberTotal === true && countIsRememberable(model, spec, options.rowCounts)
+  const scan = compileCount(db, model, spec, options)
+  const count = remember ? rememberedCount(model, scan) : scan
   // A cursor page cannot tell the total from its own rows: counted only when asked.
   const total = !withCount
     ? sql<number | null>`null::int`
     : pagination.mode === 'cursor'
       ? sql<number | null>`(${count})`
       : sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
-  const edges = pagination.mode === 'cursor' ? cursorEdges(db, model, spec, pagination, options) : []
+  const more = [
+    ...pagination.mode === 'cursor' ? cursorEdges(db, model, spec, pagination, options) : [],
+    ...remember ? [changeCount(model).as('changes')] : []
+  ]
   const budget = inline(rowBudget(model, spec, limit, options))
   const read = withPage(db, model, spec, pagination, options)
-  if (budget === null) return read.selectNoFrom([data.as('data'), total.as('total'), ...edges]) as Read<PageRow>
+  if (budget === null) return read.selectNoFrom([data.as('data'), total.as('total'), ...more]) as Read<PageRow>
   const max = spec.maxRows!
   return read.selectFrom(budget)
-    .select([withinBudget(data, max).as('data'), withinBudget(total, max).as('total'), sql<number>`"budget"."n"`.as('rows'), ...edges]) as Read<PageRow>
+    .select([withinBudget(data, max).as('data'), withinBudget(total, max).as('total'), sql<number>`"budget"."n"`.as('rows'), ...more]) as Read<PageRow>
 }
 
 /** The documents of `"page"` rendered as one JSON array text, in the page's order. */

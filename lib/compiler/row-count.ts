@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import { ROW_COUNTS_TABLE } from '../model/naming.js'
 import type { ContentType } from '../model/registry.js'
 import type { FilterNode } from '../query/filters.js'
@@ -27,13 +27,78 @@ import type { DocumentScope } from './scope.js'
 export function countRows (
   db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined
 ): SelectQueryBuilder<any, any, { count: number }> | null {
-  // A publication cohort depends on the other version's rows, which no count key holds.
-  if (counted?.has(model.tableName) !== true || scope.filters != null || (scope.publicationFilter != null && model.draftAndPublish)) return null
+  if (!summed(model, scope, counted)) return null
   const locale = model.localized ? scope.locale : null
-  if (typeof locale === 'string' && (scope.fallbacks?.length ?? 0) > 0) return null
   let query = db.selectFrom(`${ROW_COUNTS_TABLE} as c`).select(sql<number>`coalesce(sum(c.n), 0)::int`.as('count'))
     .where('c.table_name', '=', model.tableName)
   if (model.draftAndPublish) query = query.where('c.published', '=', scope.status === 'published')
   if (locale !== null) query = query.where('c.locale', typeof locale === 'string' ? '=' : 'in', locale)
   return query
+}
+
+/** Whether the row counts' keys answer the count (`countRows`). */
+function summed (model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined): boolean {
+  // A publication cohort depends on the other version's rows, which no count key holds.
+  if (counted?.has(model.tableName) !== true || scope.filters != null || (scope.publicationFilter != null && model.draftAndPublish)) return false
+  // Fallbacks pick one row per document.
+  return !(model.localized && typeof scope.locale === 'string' && (scope.fallbacks?.length ?? 0) > 0)
+}
+
+/**
+ * Whether a count of the rows in scope can be remembered between reads (`rememberedCount`): the
+ * table's counts, and so its change count, are kept, the count is a scan (`countRows` has no
+ * sum for it), and it reads no row of another table (no filter through a relation, component or
+ * media field, and no relation count). What it reads of its own table (the filters, row-level
+ * conditions, a publication cohort, locale fallbacks) changes only through write statements
+ * that the change count counts.
+ */
+export function countIsRememberable (
+  model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined
+): boolean {
+  return counted?.has(model.tableName) === true && !summed(model, scope, counted) && ownRowsOnly(scope.filters ?? null)
+}
+
+function ownRowsOnly (node: FilterNode | null): boolean {
+  if (node === null) return true
+  switch (node.kind) {
+    case 'and':
+    case 'or': return node.children.every(ownRowsOnly)
+    case 'not': return ownRowsOnly(node.child)
+    case 'compare': return true
+    default: return false
+  }
+}
+
+/**
+ * The table's change count as text: how many write statements on it the statement's snapshot
+ * sees (lib/schema/row-counts.ts). A sum of the same few rows as its counts.
+ *
+ * ```sql
+ * select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $1
+ * ```
+ */
+export function changeCount (model: ContentType): RawBuilder<string> {
+  return sql<string>`(select coalesce(sum(c.changes), 0)::text from ${sql.table(ROW_COUNTS_TABLE)} as c where c.table_name = ${model.tableName})`
+}
+
+/**
+ * Stand-ins for a remembered total and the change count it was taken at, which the reader
+ * replaces with its values at each execution (lib/documents/known-total.ts): objects no request
+ * can pass, so no other parameter is taken for them.
+ */
+export const KNOWN_CHANGES = Object.freeze({ knownChanges: 'bound at execution' })
+export const KNOWN_TOTAL = Object.freeze({ knownTotal: 'bound at execution' })
+
+/**
+ * A count that uses the remembered total when the table's change count is the one it was
+ * taken at, and counts otherwise. Both are read in the statement's own snapshot, so the answer
+ * is the count's, exactly:
+ *
+ * ```sql
+ * case when (select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $1) = $2
+ *   then $3::int else (select count(*)::int from "articles" as t where <scope and filters>) end
+ * ```
+ */
+export function rememberedCount (model: ContentType, count: SelectQueryBuilder<any, any, { count: number }>): RawBuilder<number> {
+  return sql<number>`case when ${changeCount(model)} = ${KNOWN_CHANGES} then ${KNOWN_TOTAL}::int else (${count}) end`
 }

@@ -8,6 +8,7 @@ import type { ContentType } from '../model/registry.js'
 import type { PageEdges, QueryTree } from '../query/index.js'
 import { treeKey } from '../query/tree-key.js'
 import { checkRows, withinRows } from './within-rows.js'
+import { KnownTotal } from './known-total.js'
 
 /** What the reader needs of the service's context: the database (and where reads run), the compiler's options, the statement cache, the named statements. */
 export type ReaderContext = Pick<ServiceContext, 'db' | 'reads' | 'primaryReads' | 'compile' | 'queries' | 'prepared'>
@@ -62,19 +63,26 @@ export class DocumentReader {
   }
 
   read (tree: QueryTree, target: Target, options: ReadOptions): Promise<ReadRow> {
-    const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows)
+    const compiled = options.cache ? this.#cached(tree, target, options.maxRows) : this.#compile(tree, target, options.maxRows, false)
     const read = target.kind === 'one' && target.documentId !== null ? bind(compiled, target.documentId) : compiled
     // Outside any transaction: on the plugin's own pool, straight on the pool (lib/db/pool.ts),
-    // or on a replica's (lib/db/replicas.ts).
+    // or on a replica's (lib/db/replicas.ts). Only such reads remember a total (known-total.ts):
+    // inside a transaction, a change count could include the transaction's own uncommitted writes.
     const reads = options.primary ? this.#ctx.primaryReads : this.#ctx.reads
+    const { known } = compiled
+    const query = known === undefined ? read.query : known.bound(read.query, reads)
     const { maxRows } = options
     if (read.probe !== null && maxRows !== undefined) {
-      return withinRows(reads, read.probe, maxRows, async () => (await reads.executeQuery(read.query)).rows[0]).then(readRow)
+      return withinRows(reads, read.probe, maxRows, async () => (await reads.executeQuery(query)).rows[0]).then((row) => {
+        known?.learn(reads, row)
+        return readRow(row)
+      })
     }
     // One statement (most reads): one promise, no async frames, as reads are most requests.
-    return reads.executeQuery(read.query).then((result) => {
+    return reads.executeQuery(query).then((result) => {
       const row = result.rows[0]
       if (maxRows !== undefined) checkRows(row, maxRows)
+      known?.learn(reads, row)
       return readRow(row)
     })
   }
@@ -95,25 +103,29 @@ export class DocumentReader {
   #cached (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
     const key = `${this.#model.uid}\0${shapeOf(tree)}\0${maxRows ?? ''}\0${targetKey(target)}`
     const { pagination } = tree
-    if (pagination.mode !== 'cursor' || pagination.cursor === null) return kept(this.#ctx, key, () => this.#compile(tree, target, maxRows))
-    if (pagination.cursor.values.length > CURSOR_VALUES.length) return this.#compile(tree, target, maxRows)
+    if (pagination.mode !== 'cursor' || pagination.cursor === null) return kept(this.#ctx, key, () => this.#compile(tree, target, maxRows, true))
+    if (pagination.cursor.values.length > CURSOR_VALUES.length) return this.#compile(tree, target, maxRows, false)
     // A cursor page's statement is kept once per sort and NULL pattern, its position bound at
     // each read (the tree key holds which values are NULL, not the values).
     const { values, id } = pagination.cursor
     const template = { ...tree, pagination: { ...pagination, cursor: { values: values.map((v, i) => v === null ? null : CURSOR_VALUES[i]), id: CURSOR_ID } } }
-    const read = kept(this.#ctx, key, () => this.#compile(template as unknown as QueryTree, target, maxRows))
+    const read = kept(this.#ctx, key, () => this.#compile(template as unknown as QueryTree, target, maxRows, true))
     const position = new Map<unknown, unknown>([[CURSOR_ID, id], ...values.map((v, i) => [CURSOR_VALUES[i], v] as const)])
     return bindAll(read, position)
   }
 
-  #compile (tree: QueryTree, target: Target, maxRows: number | undefined): CachedRead {
+  /** A kept statement (`kept`) remembers its page's total when it can (known-total.ts): it repeats. */
+  #compile (tree: QueryTree, target: Target, maxRows: number | undefined, kept: boolean): CachedRead {
     const { db, compile } = this.#ctx
     const spec: FindSpec & QueryTree = maxRows === undefined ? tree : { ...tree, maxRows }
     const probe = (read: Parameters<typeof compileRowProbe>[3]) => compileRowProbe(db, this.#model, spec, read, compile)?.compile() ?? null
     switch (target.kind) {
       case 'page': {
         const { pagination } = tree
-        return { query: compileFindPage(db, this.#model, spec, compile).compile(), probe: probe(pagination.mode === 'cursor' ? pagination : { start: pagination.start, limit: pagination.limit }) }
+        const query = compileFindPage(db, this.#model, { ...spec, rememberTotal: kept }, compile).compile()
+        const read: CachedRead = { query, probe: probe(pagination.mode === 'cursor' ? pagination : { start: pagination.start, limit: pagination.limit }) }
+        if (KnownTotal.wanted(query)) read.known = new KnownTotal()
+        return read
       }
       case 'window': {
         const { start, limit } = target
@@ -251,7 +263,7 @@ function bind (read: CachedRead, documentId: string): CachedRead {
 /** A cached statement with its placeholders (`DOCUMENT_ID`, `CURSOR_VALUES`, `CURSOR_ID`) replaced by their values. */
 function bindAll (read: CachedRead, values: ReadonlyMap<unknown, unknown>): CachedRead {
   const at = <Q extends CompiledQuery<any>>(query: Q): Q => ({ ...query, parameters: query.parameters.map((p) => values.has(p) ? values.get(p) : p) })
-  return { query: at(read.query), probe: read.probe === null ? null : at(read.probe) }
+  return { ...read, query: at(read.query), probe: read.probe === null ? null : at(read.probe) }
 }
 
 /**

@@ -14,6 +14,7 @@ import type { ChangeEvents } from './change-events.js'
 import type { Lifecycles } from './lifecycles.js'
 import type { DocumentMiddlewares } from './middlewares.js'
 import type { BatchTransaction } from './batch-transaction.js'
+import type { KnownTotal } from './known-total.js'
 
 /**
  * The types the document service's modules share: what application code passes and gets back
@@ -128,6 +129,8 @@ export interface CachedRead {
   query: CompiledQuery<{ data: string | null, total?: number | null, rows?: number }>
   /** The row budget's probe when it runs as a statement of its own, first (see lib/compiler/row-budget.ts). */
   probe: CompiledQuery<{ n: number }> | null
+  /** A kept page statement's remembered total (known-total.ts), when its count can be remembered. */
+  known?: KnownTotal
 }
 
 /**

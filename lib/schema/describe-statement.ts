@@ -22,7 +22,7 @@ const SHAPES: Array<[RegExp, (...names: string[]) => string]> = [
   [new RegExp(`^create or replace function ${IDENT}`), (f) => `create function ${f}`],
   [new RegExp(`^create trigger ${IDENT} .*? on ${IDENT}`, 's'), (tr, t) => `create trigger ${tr} on ${t}`],
   [new RegExp(`^drop trigger ${IDENT} on ${IDENT}`), (tr, t) => `drop trigger ${tr} on ${t}`],
-  [new RegExp(`^delete from ${IDENT} where "table_name" = '((?:[^']|'')+)'`), (counts, t) => `clear ${counts} of ${t.replaceAll("''", "'")}`],
+  [new RegExp(`^with "gone" as \\(delete from ${IDENT} where "table_name" = '((?:[^']|'')+)'`), (counts, t) => `clear ${counts} of ${t.replaceAll("''", "'")}`],
   [new RegExp(`^insert into ${IDENT} .*? from ${IDENT}`, 's'), (counts, t) => `count rows of ${t} into ${counts}`]
 ]
 

@@ -15,9 +15,15 @@ import type { TableSpec } from './desired-schema.js'
  * new row when all are held (see `COUNT_FUNCTION_BODY`). A count is the sum of its key's rows,
  * which are about as many as writers that once wrote the key at the same time.
  *
+ * Each statement that writes rows also adds one to `changes` of one of its rows: the sum of a
+ * table's `changes` counts the write statements a snapshot sees. Two snapshots with the same sum
+ * see the same rows (a later snapshot sees every commit an earlier one saw), which is what lets a
+ * filtered total be remembered and checked by the statement that would otherwise count it
+ * (lib/compiler/row-count.ts).
+ *
  * ```sql
  * create table "content_api_row_counts" ("table_name" varchar(255) not null, "published" boolean not null,
- *   "locale" varchar(255) not null, "n" bigint not null)
+ *   "locale" varchar(255) not null, "n" bigint not null, "changes" bigint not null default 0)
  * create index "content_api_row_counts_table_name_published_locale_idx" on "content_api_row_counts" ("table_name", "published", "locale")
  * ```
  */
@@ -39,7 +45,8 @@ export const rowCountsTable: TableSpec = {
     { name: 'table_name', type: 'varchar(255)', nullable: false },
     { name: 'published', type: 'boolean', nullable: false },
     { name: 'locale', type: 'varchar(255)', nullable: false },
-    { name: 'n', type: 'bigint', nullable: false }
+    { name: 'n', type: 'bigint', nullable: false },
+    { name: 'changes', type: 'bigint', nullable: false, default: '0' }
   ],
   indexes: [{ name: indexName(ROW_COUNTS_TABLE, ['table_name', 'published', 'locale'], 'idx'), columns: ['table_name', 'published', 'locale'] }],
   foreignKeys: []
@@ -59,6 +66,17 @@ function updateDeltas (localized: boolean): string {
         select r.published_at is not null as published, ${locale}::varchar as locale, 1 as n from new_rows as r
         union all select r.published_at is not null, ${locale}::varchar, -1 from old_rows as r) as d
       group by 1, 2 having sum(d.n) <> 0) as d;`
+}
+
+/**
+ * Deletes a table's counts but keeps its change count, plus one, in a row of its own (under the
+ * key false, ''). A truncate and a refill change the rows as any write does: a total remembered
+ * against the old change count must not match after them (lib/compiler/row-count.ts).
+ */
+function keepChanges (table: string): string {
+  const counts = quoteIdent(ROW_COUNTS_TABLE)
+  return `with "gone" as (delete from ${counts} where "table_name" = ${table} returning "changes") ` +
+    `insert into ${counts} ("table_name", "published", "locale", "n", "changes") select ${table}, false, '', 0, coalesce(sum("changes"), 0) + 1 from "gone"`
 }
 
 /**
@@ -84,7 +102,7 @@ declare
   ns bigint[];
 begin
   if TG_OP = 'TRUNCATE' then
-    delete from ${ROW_COUNTS_TABLE} where table_name = TG_TABLE_NAME;
+    ${keepChanges('TG_TABLE_NAME')};
     return null;
   elsif TG_OP = 'INSERT' and localized then
     ${deltas('new_rows', '', true)}
@@ -99,19 +117,26 @@ begin
   else
     ${updateDeltas(false)}
   end if;
-  for i in 1 .. coalesce(array_length(ns, 1), 0) loop
+  if ns is null then
+    -- No key's count moved: a statement of no rows, or an update of other columns, which still
+    -- counts as a change (under the key false, '').
+    if TG_OP <> 'UPDATE' then return null; end if;
+    if not exists (select from new_rows) then return null; end if;
+    keys := array[false]; locales := array['']; ns := array[0];
+  end if;
+  for i in 1 .. array_length(ns, 1) loop
     if shared then
-      update ${ROW_COUNTS_TABLE} set n = n + ns[i] where ctid = (select c.ctid from ${ROW_COUNTS_TABLE} as c
+      update ${ROW_COUNTS_TABLE} set n = n + ns[i], changes = changes + (i = 1)::int where ctid = (select c.ctid from ${ROW_COUNTS_TABLE} as c
         where c.table_name = TG_TABLE_NAME and c.published = keys[i] and c.locale = locales[i] limit 1 for update skip locked);
       continue when found;
     end if;
-    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n) values (TG_TABLE_NAME, keys[i], locales[i], ns[i]);
+    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n, changes) values (TG_TABLE_NAME, keys[i], locales[i], ns[i], (i = 1)::int);
   end loop;
   if shared and random() < 0.015625 then
     with gone as (delete from ${ROW_COUNTS_TABLE} where ctid = any(array(select c.ctid from ${ROW_COUNTS_TABLE} as c
-      where c.table_name = TG_TABLE_NAME for update skip locked)) returning published, locale, n)
-    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n)
-      select TG_TABLE_NAME, g.published, g.locale, sum(g.n) from gone as g group by 2, 3;
+      where c.table_name = TG_TABLE_NAME for update skip locked)) returning published, locale, n, changes)
+    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n, changes)
+      select TG_TABLE_NAME, g.published, g.locale, sum(g.n), sum(g.changes) from gone as g group by 2, 3;
   end if;
   return null;
 end
@@ -149,7 +174,8 @@ const literal = (value: string): string => `'${value.replaceAll("'", "''")}'`
  * create trigger "content_api_row_counts_insert" after insert on "articles" referencing new table as new_rows
  *   for each statement execute function "content_api_count_rows"('locale')
  * -- ... update, delete, truncate
- * delete from "content_api_row_counts" where "table_name" = 'articles'
+ * with "gone" as (delete from "content_api_row_counts" where "table_name" = 'articles' returning "changes")
+ *   insert into "content_api_row_counts" ("table_name", "published", "locale", "n", "changes") select 'articles', false, '', 0, coalesce(sum("changes"), 0) + 1 from "gone"
  * insert into "content_api_row_counts" ("table_name", "published", "locale", "n")
  *   select 'articles', "published_at" is not null, coalesce("locale", ''), count(*) from "articles" group by 2, 3
  * ```
@@ -166,7 +192,7 @@ export function countTriggers (model: ContentType, existing: ReadonlySet<string>
       `for each statement execute function ${quoteIdent(COUNT_FUNCTION)}(${argument})`)
   }
   const counts = quoteIdent(ROW_COUNTS_TABLE)
-  statements.push(`delete from ${counts} where "table_name" = ${literal(model.tableName)}`)
+  statements.push(keepChanges(literal(model.tableName)))
   statements.push(`insert into ${counts} ("table_name", "published", "locale", "n") select ${literal(model.tableName)}, ` +
     `"published_at" is not null, ${model.localized ? 'coalesce("locale", \'\')' : "''"}, count(*) from ${table} group by 2, 3`)
   return statements

@@ -73,6 +73,65 @@ t.test('sync creates the counts, keeps them on every kind of write, and plans no
   await agree(t, db, 'homepages', 'a type without i18n', false)
 })
 
+/** The table's change count: the write statements on it that the snapshot sees. */
+async function changes (db: Kysely<any>, table: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select coalesce(sum(changes), 0)::int as n from content_api_row_counts where table_name = ${table}`.execute(db)
+  return rows[0].n
+}
+
+t.test('the change count: one per write statement that changes rows, never going back', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const db = tdb.db
+  await sync(db, [article()])
+  const start = await changes(db, 'articles')
+  const step = async (statement: ReturnType<typeof sql>, expected: number, message: string): Promise<void> => {
+    const before = await changes(db, 'articles')
+    await statement.execute(db)
+    t.equal(await changes(db, 'articles') - before, expected, message)
+  }
+  await step(sql`insert into articles (document_id, locale) select 'd' || g, 'en' from generate_series(1, 20) as g`, 1, 'a multi-row insert: one')
+  await step(sql`update articles set slug = 'x' where document_id = 'd1'`, 1, 'an update of a column no count keys on: one')
+  await step(sql`update articles set published_at = now() where document_id in ('d2', 'd3')`, 1, 'an update that moves rows between keys: one')
+  await step(sql`update articles set slug = 'y' where document_id = 'none'`, 0, 'an update of no row: none')
+  await step(sql`delete from articles where document_id = 'none'`, 0, 'a delete of no row: none')
+  await step(sql`delete from articles where document_id = 'd4'`, 1, 'a delete: one')
+  const before = await changes(db, 'articles')
+  await t.rejects(db.transaction().execute(async (trx) => {
+    await sql`update articles set slug = 'z'`.execute(trx)
+    throw new Error('rolled back')
+  }), /rolled back/)
+  t.equal(await changes(db, 'articles'), before, 'a rolled back statement: none')
+  await step(sql`truncate articles`, 1, 'a truncate: one, the count kept')
+  t.equal(await changes(db, 'articles'), start + 5, 'five writes, five changes: the truncate reset nothing')
+  await agree(t, db, 'articles', 'and the row counts still agree')
+
+  // Sync's refill (after a trigger was dropped) keeps the change count too, and adds one.
+  await sql`drop trigger "content_api_row_counts_insert" on articles`.execute(db)
+  await sql`insert into articles (document_id, locale) values ('unseen', 'en')`.execute(db)
+  const unseen = await changes(db, 'articles')
+  await sync(db, [article()])
+  t.equal(await changes(db, 'articles'), unseen + 1, 'a refill: one more')
+  await agree(t, db, 'articles', 'refilled')
+})
+
+t.test('a counts table from before the change count gets its column and the new function', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  const db = tdb.db
+  await sync(db, [article()])
+  await sql`insert into articles (document_id, locale) values ('a', 'en')`.execute(db)
+  // The layout and function of the release before: no "changes", and a body that differs.
+  await sql`alter table content_api_row_counts drop column changes`.execute(db)
+  await sql`create or replace function content_api_count_rows() returns trigger language plpgsql as $$ begin return null; end $$`.execute(db)
+  t.notOk((await countedTables(db, createRegistry([article()], components))).has('articles'), 'an older function is not trusted')
+  const plan = await sync(db, [article()])
+  t.ok(plan.statements.includes('alter table "content_api_row_counts" add column "changes" bigint not null default 0'), 'the column is added')
+  t.ok((await countedTables(db, createRegistry([article()], components))).has('articles'), 'and the counts are read again')
+  await sql`update articles set slug = 'b'`.execute(db)
+  t.equal(await changes(db, 'articles'), 1, 'writes count their changes from there')
+})
+
 t.test('a table that had rows before its triggers is filled in the same transaction', async (t) => {
   const tdb = await createTestDatabase()
   t.teardown(() => tdb.drop())
@@ -84,7 +143,7 @@ t.test('a table that had rows before its triggers is filled in the same transact
 
   const dry = await sync(tdb.db, [article()], { mode: 'dryRun', allowDestructive: false })
   t.same(dry.statements.slice(-2), [
-    'delete from "content_api_row_counts" where "table_name" = \'articles\'',
+    'with "gone" as (delete from "content_api_row_counts" where "table_name" = \'articles\' returning "changes") insert into "content_api_row_counts" ("table_name", "published", "locale", "n", "changes") select \'articles\', false, \'\', 0, coalesce(sum("changes"), 0) + 1 from "gone"',
     'insert into "content_api_row_counts" ("table_name", "published", "locale", "n") select \'articles\', "published_at" is not null, coalesce("locale", \'\'), count(*) from "articles" group by 2, 3'
   ], 'a dry run plans the fill')
   t.equal((await counted(tdb.db, 'articles')).length, 1, 'and runs nothing')
