@@ -89,6 +89,16 @@ t.test('a page that is not full tells its total, which is remembered too', async
   t.equal(await total(url), before + 1, 'a short page counts its own rows, whatever is remembered')
 })
 
+t.test('a cursor page counted on request remembers its total the same way', async (t) => {
+  const url = '/api/posts?filters[views][$gt]=15&pagination[after]=&pagination[pageSize]=2&pagination[withCount]=true'
+  const before = await total(url)
+  t.equal(await total(url), before, 'counted, then remembered')
+  await unseenInsert(800)
+  t.equal(await total(url), before, 'the count was skipped')
+  await sql`update posts set title = 'again' where title = 'p2'`.execute(db)
+  t.equal(await total(url), before + 1, 'counted again after a write')
+})
+
 t.test('a total through a relation is never remembered: link tables keep no change count', async (t) => {
   const url = '/api/posts?filters[tag][name][$eq]=red&pagination[pageSize]=2'
   const before = await total(url)
