@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import {
   CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type DatabaseConnection, type DatabaseIntrospector, type Dialect, type DialectAdapter, type Driver,
-  type Kysely, type QueryCompiler, type QueryResult
+  type Kysely, type QueryCompiler, type QueryResult, type TransactionSettings
 } from 'kysely'
 
 export interface PGliteDialectConfig {
@@ -103,8 +103,11 @@ class PGliteDriver implements Driver {
     release?.()
   }
 
-  async beginTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'))
+  /** `begin`, or with `setIsolationLevel`/`setAccessMode`, `start transaction isolation level ... read only`, as Kysely's PostgreSQL driver does. */
+  async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const isolation = settings.isolationLevel === undefined ? '' : ` isolation level ${settings.isolationLevel}`
+    const access = settings.accessMode === undefined ? '' : ` ${settings.accessMode}`
+    await connection.executeQuery(CompiledQuery.raw(isolation === '' && access === '' ? 'begin' : `start transaction${isolation}${access}`))
   }
 
   async commitTransaction (connection: DatabaseConnection): Promise<void> {

@@ -106,6 +106,15 @@ t.test('omitted: an in-memory PGlite', async (t) => {
   const other = await start(undefined)
   t.teardown(() => other.close())
   t.same(await titles(other), [], 'each app gets its own in-memory database')
+
+  // Its dialect starts transactions as Kysely's PostgreSQL driver does, settings included.
+  const db = app.contentApi.db
+  const isolation = async (trx: Kysely<any>): Promise<string> => (await sql<{ level: string }>`select current_setting('transaction_isolation') as level`.execute(trx)).rows[0].level
+  t.equal(await db.transaction().execute(isolation), 'read committed', 'a plain transaction')
+  t.equal(await db.transaction().setIsolationLevel('serializable').execute(isolation), 'serializable', 'setIsolationLevel')
+  await t.rejects(db.transaction().setAccessMode('read only').execute(async (trx) => {
+    await sql`insert into articles (document_id, title) values ('x', 'read only')`.execute(trx)
+  }), /read-only transaction/, 'setAccessMode')
 })
 
 t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', async (t) => {
