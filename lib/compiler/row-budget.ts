@@ -83,8 +83,6 @@ interface ProbeLevel {
   populate: PopulateTree
   /** The other locales of its parent's document: the parent's `document_id` and `locale` are read. */
   localizations?: true
-  /** A to-one level with nothing below it (`exists`): at most one row per parent row. */
-  atMostOne?: true
 }
 
 /** Whether anything populated below a selection renders rows. */
@@ -100,7 +98,7 @@ const populatesRows = (selection: PopulateSelection): boolean => [...selection.p
 function levelOf (rows: SelectedRows, windowed: boolean, r: string, ctx: PopulateContext, model: ContentType | Component, populate: PopulateTree, leaf: boolean): ProbeLevel {
   if (rows.toMany && !windowed) return { from: rows.from, where: rows.where, alias: r, model, populate }
   const where = sql.join(rows.where, sql` and `)
-  if (!rows.toMany && leaf) return { from: null, where: [sql`exists (select 1 from ${rows.from} where ${where})`], alias: r, model, populate, atMostOne: true }
+  if (!rows.toMany && leaf) return { from: null, where: [sql`exists (select 1 from ${rows.from} where ${where})`], alias: r, model, populate }
   const p = ctx.next('p')
   const tail = rows.toMany ? sql`${rows.window}` : sql` limit 1`
   const from = sql`lateral (select ${sql.id(r)}.* from ${rows.from} where ${where} order by ${orderSql(rows.order)}${tail}) as ${sql.id(p)}`
@@ -175,18 +173,6 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
  *   union all select 1 from (select "__id" as "id" from "page") as t, "articles_authors_lnk" as l4 where l4.article_id = t.id
  *   limit $1) as b
  * ```
- *
- * A to-one level with nothing below it has at most one row per parent row. Counting its parents
- * instead (its branch without its `exists`) gives a bound that costs no lookup; the exact count
- * runs only when that bound is over the budget (PostgreSQL runs an uncorrelated sub-select only
- * when its value is needed):
- *
- * ```sql
- * select case when b.n <= $1 then b.n else (<the exact probe above>) end as n from (
- *   select count(*)::int as n from (select 1 from "page" union all select 1 from (select "__id" as "id" from "page") as t
- *     union all select 1 from (select "__id" as "id" from "page") as t, "articles_authors_lnk" as l4 where l4.article_id = t.id
- *     limit $2) as b) as b
- * ```
  */
 function probe (
   model: ContentType, populate: PopulateTree, status: Status, cohort: PublicationFilter | null, options: FilterCompileOptions, max: number
@@ -197,28 +183,20 @@ function probe (
   // document and locale), so the documents' table is joined only for a path that starts there.
   const ids = sql`(select "__id" as "id" from "page") as ${sql.id(t)}`
   const documents = sql`"page" join ${sql.table(model.tableName)} as ${sql.id(t)} on ${ref(t, 'id')} = "page"."__id"`
-  const paths: ProbeLevel[][] = []
+  const branches: Array<RawBuilder<unknown>> = [sql`select 1 from "page"`]
   let frontier = levelsOf(populate, t, model, ctx).map((level) => [level])
   while (frontier.length > 0) {
     const next: ProbeLevel[][] = []
     for (const path of frontier) {
-      paths.push(path)
+      const from = [path[0].localizations === true ? documents : ids, ...path.flatMap((level) => level.from === null ? [] : [level.from])]
+      const where = path.flatMap((level) => level.where)
+      branches.push(sql`select 1 from ${sql.join(from)}${where.length === 0 ? sql`` : sql` where ${sql.join(where, sql` and `)}`}`)
       const level = path[path.length - 1]
       for (const child of levelsOf(level.populate, level.alias, level.model, ctx)) next.push([...path, child])
     }
     frontier = next
   }
-  const count = (bounded: boolean): RawBuilder<{ n: number }> => {
-    const branches: Array<RawBuilder<unknown>> = [sql`select 1 from "page"`]
-    for (const path of paths) {
-      const from = [path[0].localizations === true ? documents : ids, ...path.flatMap((level) => level.from === null ? [] : [level.from])]
-      const where = path.flatMap((level) => bounded && level.atMostOne === true ? [] : level.where)
-      branches.push(sql`select 1 from ${sql.join(from)}${where.length === 0 ? sql`` : sql` where ${sql.join(where, sql` and `)}`}`)
-    }
-    return sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${max + 1}) as b`
-  }
-  if (!paths.some((path) => path[path.length - 1].atMostOne === true)) return count(false)
-  return sql<{ n: number }>`select case when b.n <= ${max}::int then b.n else (${count(false)}) end as n from (${count(true)}) as b`
+  return sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${max + 1}) as b`
 }
 
 /** How many levels `populate` nests: 0 without populate, 1 when nothing populated populates more. */
