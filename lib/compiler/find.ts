@@ -33,8 +33,8 @@ export interface FindSpec extends DocumentScope {
 export interface ReadRow { data: string, rows?: number }
 export interface PageRow extends ReadRow {
   total: number | null
-  /** With `rememberTotal`: the change count of the snapshot `total` was read in. */
-  changes?: string
+  /** With `rememberTotal`: the change count of the snapshot `total` was read in (null: not this release's trigger function). */
+  changes?: string | null
 }
 /**
  * A cursor page also selects its edges: the sort keys and id of its first and last rows (in the
@@ -52,6 +52,11 @@ export interface CompileOptions extends FilterCompileOptions {
    * start: an unfiltered total of theirs is a sum of counts, not a scan. Absent: none.
    */
   rowCounts?: ReadonlySet<string>
+  /**
+   * The object id of the row counts' trigger function when it is this release's, read at start
+   * (lib/schema/row-counts.ts `countFunction`): filtered totals are remembered only with it.
+   */
+  countFunction?: number
 }
 
 export interface PageSpec extends FindSpec {
@@ -235,8 +240,7 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
  * (and not past the end) already tells the total, and `withCount=false` skips it entirely. With
  * `rememberTotal`, a count of the table's own rows is skipped too when the table has not changed
  * since the reader last saw the total (row-count.ts `rememberedCount`), and the statement also
- * selects the change count it read the total at:
- * `..., (select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $5) as "changes"`.
+ * selects the change count it read the total at: `..., (<changeCount>) as "changes"`.
  *
  * With a row budget checked inline (row-budget.ts), the probe is the statement's `from`, and the
  * data and the total are computed only within the budget: `select case when "budget"."n" > $5
@@ -251,9 +255,10 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
   const { pagination } = spec
   const { start, limit, withCount } = pagination
   const data = pageJson(model, spec, options)
-  const remember = withCount && spec.rememberTotal === true && countIsRememberable(model, spec, options.rowCounts)
+  const { countFunction } = options
+  const remember = withCount && spec.rememberTotal === true && countIsRememberable(model, spec, options.rowCounts, countFunction)
   const scan = compileCount(db, model, spec, options)
-  const count = remember ? rememberedCount(model, scan) : scan
+  const count = remember ? rememberedCount(model, countFunction!, scan) : scan
   // A cursor page cannot tell the total from its own rows: counted only when asked.
   const total = !withCount
     ? sql<number | null>`null::int`
@@ -262,7 +267,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
       : sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
   const more = [
     ...pagination.mode === 'cursor' ? cursorEdges(db, model, spec, pagination, options) : [],
-    ...remember ? [changeCount(model).as('changes')] : []
+    ...remember ? [changeCount(model, countFunction!).as('changes')] : []
   ]
   const budget = inline(rowBudget(model, spec, limit, options))
   const read = withPage(db, model, spec, pagination, options)

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely'
-import { ROW_COUNTS_TABLE } from '../model/naming.js'
+import { COUNT_FUNCTION_MARK, ROW_COUNTS_TABLE } from '../model/naming.js'
 import type { ContentType } from '../model/registry.js'
 import type { FilterNode } from '../query/filters.js'
 import type { DocumentScope } from './scope.js'
@@ -46,16 +46,17 @@ function summed (model: ContentType, scope: DocumentScope & { filters?: FilterNo
 
 /**
  * Whether a count of the rows in scope can be remembered between reads (`rememberedCount`): the
- * table's counts, and so its change count, are kept, the count is a scan (`countRows` has no
- * sum for it), and it reads no row of another table (no filter through a relation, component or
+ * table's counts, and so its change count, are kept by this release's trigger function
+ * (`countFunction`, its object id, read at start), the count is a scan (`countRows` has no sum
+ * for it), and it reads no row of another table (no filter through a relation, component or
  * media field, and no relation count). What it reads of its own table (the filters, row-level
  * conditions, a publication cohort, locale fallbacks) changes only through write statements
  * that the change count counts.
  */
 export function countIsRememberable (
-  model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined
+  model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined, countFunction: number | undefined
 ): boolean {
-  return counted?.has(model.tableName) === true && !summed(model, scope, counted) && ownRowsOnly(scope.filters ?? null)
+  return countFunction !== undefined && counted?.has(model.tableName) === true && !summed(model, scope, counted) && ownRowsOnly(scope.filters ?? null)
 }
 
 function ownRowsOnly (node: FilterNode | null): boolean {
@@ -70,15 +71,21 @@ function ownRowsOnly (node: FilterNode | null): boolean {
 }
 
 /**
- * The table's change count as text: how many write statements on it the statement's snapshot
- * sees (lib/schema/row-counts.ts). A sum of the same few rows as its counts.
+ * The table's change count as text, `<version of the trigger function>:<write statements on the
+ * table the statement's snapshot sees>` (lib/schema/row-counts.ts), or null when the function is
+ * no longer this release's. The version is the `xmin` of the function's catalog row, which every
+ * `create or replace` changes: an earlier release's instance that starts later puts back its own
+ * function, which counts no changes and whose folds lose them, and sync puts this one back again;
+ * a change count read before either must not match after. Two sums of a few rows besides.
  *
  * ```sql
- * select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $1
+ * (select p.xmin::text || ':' || coalesce((select sum(c.changes) from "content_api_row_counts" as c where c.table_name = $1), 0)
+ *  from pg_catalog.pg_proc as p where p.oid = $2 and starts_with(p.prosrc, $3))
  * ```
  */
-export function changeCount (model: ContentType): RawBuilder<string> {
-  return sql<string>`(select coalesce(sum(c.changes), 0)::text from ${sql.table(ROW_COUNTS_TABLE)} as c where c.table_name = ${model.tableName})`
+export function changeCount (model: ContentType, countFunction: number): RawBuilder<string | null> {
+  const changes = sql`coalesce((select sum(c.changes) from ${sql.table(ROW_COUNTS_TABLE)} as c where c.table_name = ${model.tableName}), 0)`
+  return sql<string | null>`(select p.xmin::text || ':' || ${changes} from pg_catalog.pg_proc as p where p.oid = ${countFunction} and starts_with(p.prosrc, ${`\n${COUNT_FUNCTION_MARK}`}))`
 }
 
 /**
@@ -95,10 +102,9 @@ export const KNOWN_TOTAL = Object.freeze({ knownTotal: 'bound at execution' })
  * is the count's, exactly:
  *
  * ```sql
- * case when (select coalesce(sum(c.changes), 0)::text from "content_api_row_counts" as c where c.table_name = $1) = $2
- *   then $3::int else (select count(*)::int from "articles" as t where <scope and filters>) end
+ * case when (<changeCount>) = $4 then $5::int else (select count(*)::int from "articles" as t where <scope and filters>) end
  * ```
  */
-export function rememberedCount (model: ContentType, count: SelectQueryBuilder<any, any, { count: number }>): RawBuilder<number> {
-  return sql<number>`case when ${changeCount(model)} = ${KNOWN_CHANGES} then ${KNOWN_TOTAL}::int else (${count}) end`
+export function rememberedCount (model: ContentType, countFunction: number, count: SelectQueryBuilder<any, any, { count: number }>): RawBuilder<number> {
+  return sql<number>`case when ${changeCount(model, countFunction)} = ${KNOWN_CHANGES} then ${KNOWN_TOTAL}::int else (${count}) end`
 }

@@ -45,6 +45,13 @@ export function quoteIdent (name: string): string {
 export const ROW_COUNTS_TABLE = 'content_api_row_counts'
 
 /**
+ * The first line of the body of the row counts' trigger function: a body without it is an
+ * earlier release's, which keeps the counts but no change count. A release whose function
+ * counts changes differently must change it.
+ */
+export const COUNT_FUNCTION_MARK = '-- fastify-content-api: row counts and change counts'
+
+/**
  * The library's own table of secrets generated outside production (the JWT secret and the API
  * token salt when not configured), so that every instance on one database uses the same ones
  * (lib/schema/stored-secrets.ts).

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { ROW_COUNTS_TABLE, indexName, quoteIdent } from '../model/naming.js'
+import { COUNT_FUNCTION_MARK, ROW_COUNTS_TABLE, indexName, quoteIdent } from '../model/naming.js'
 import type { ContentType, Registry } from '../model/registry.js'
 import type { TableSpec } from './desired-schema.js'
 
@@ -96,6 +96,7 @@ function keepChanges (table: string): string {
  * the entries a count's read visits grow only with the rows writers had to insert.
  */
 export const COUNT_FUNCTION_BODY = `
+${COUNT_FUNCTION_MARK}
 declare
   localized constant boolean := TG_NARGS > 0 and TG_ARGV[0] = 'locale';
   shared constant boolean := current_setting('transaction_isolation') = 'read committed';
@@ -258,6 +259,25 @@ export function planRowCounts (registry: Registry, state: RowCountState): string
     statements.push(...countTriggers(model, new Set(state.triggers.get(model.tableName)?.keys())))
   }
   return statements
+}
+
+/**
+ * The trigger function's object id, when the function in the current schema is this release's
+ * (null otherwise): what a remembered total checks it still is, at every read
+ * (lib/compiler/row-count.ts `changeCount`). An instance of an earlier release that starts
+ * later puts its own function back (`create or replace`), which keeps no change count and whose
+ * folds lose it; that instance's writes would then go unseen by the change count.
+ *
+ * ```sql
+ * select p.oid::int from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+ * where n.nspname = current_schema() and p.proname = $1 and p.prosrc = $2
+ * ```
+ */
+export async function countFunction (db: Kysely<any>): Promise<number | null> {
+  const { rows } = await sql<{ oid: number }>`
+    select p.oid::int as oid from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    where n.nspname = current_schema() and p.proname = ${COUNT_FUNCTION} and p.prosrc = ${COUNT_FUNCTION_BODY}`.execute(db)
+  return rows[0]?.oid ?? null
 }
 
 /**

@@ -99,6 +99,24 @@ t.test('a cursor page counted on request remembers its total the same way', asyn
   t.equal(await total(url), before + 1, 'counted again after a write')
 })
 
+t.test('an earlier release\'s trigger function put back: totals are counted, and not matched after this one returns', async (t) => {
+  const url = '/api/posts?filters[views][$gt]=25&pagination[pageSize]=2'
+  const before = await total(url)
+  t.equal(await total(url), before, 'remembered')
+  // An earlier release's instance starting now would `create or replace` its own function: one
+  // that keeps no change count (here, none at all).
+  const { rows } = await sql<{ body: string }>`select prosrc as body from pg_proc where proname = 'content_api_count_rows'`.execute(db)
+  await sql.raw('create or replace function content_api_count_rows() returns trigger language plpgsql as $$ begin return null; end $$').execute(db)
+  await sql`insert into posts (document_id, locale, title, views, published_at) values ('old-release', 'en', 'old', 900, now())`.execute(db)
+  t.equal(await total(url), before + 1, 'a write through the other function: counted')
+  await sql`insert into posts (document_id, locale, title, views, published_at) values ('old-release-2', 'en', 'old', 900, now())`.execute(db)
+  t.equal(await total(url), before + 2, 'and another: counted again, nothing was remembered meanwhile')
+  // This release's function back (as sync puts it), then a write no trigger sees.
+  await sql.raw(`create or replace function content_api_count_rows() returns trigger language plpgsql set search_path from current as $$${rows[0].body}$$`).execute(db)
+  await unseenInsert(901)
+  t.equal(await total(url), before + 3, 'a change count read before the function was replaced does not match after')
+})
+
 t.test('a total through a relation is never remembered: link tables keep no change count', async (t) => {
   const url = '/api/posts?filters[tag][name][$eq]=red&pagination[pageSize]=2'
   const before = await total(url)
