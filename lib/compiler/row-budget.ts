@@ -9,8 +9,8 @@ import { linkTable, orderSql, ref, relatedRows, type RelatedRows } from './relat
 
 /**
  * `limits.maxRows`: the most rows one response may return, its documents and every populated row
- * (a populated to-one relation is one row, set or not, a list of authors one per author, a
- * component one, a count none). Checked in two steps:
+ * (a populated to-one relation is one row, a list of authors one per author, a component one,
+ * a count none). Checked in two steps:
  *
  * 1. **Statically**, from the query alone: the page size times, along each populate path, the
  *    most rows each level can have per parent: 1 for a to-one relation, media or component, the
@@ -72,7 +72,7 @@ export function staticRowBound (rootRows: number | null, populate: PopulateTree)
 /**
  * One level of a probe branch: the related rows of one populated attribute (or one component
  * type of a dynamic zone), as a `from` item and the conditions tying it to its parent, or, for a
- * to-one level with nothing below it, as nothing: its parent's rows count it.
+ * to-one level with nothing below it, as one condition on its parent (`exists (...)`).
  */
 interface ProbeLevel {
   from: RawBuilder<unknown> | null
@@ -91,16 +91,14 @@ const populatesRows = (selection: PopulateSelection): boolean => [...selection.p
 /**
  * A level of related rows, read as the rendering reads them. Every related row counts: a plain
  * join, so PostgreSQL may join the levels as it sees fit. A to-one level renders its first row
- * only: with nothing below it, it counts as one row per parent, set or not, without reading it
- * (the bound the static check uses too: an `exists (...)` per parent cost a lookup per document
- * and to-one relation of every list); otherwise a lateral sub-select keeps that first row, as
- * does one with a window its rows, in the same order as the rendering, since what the next
- * level counts depends on which rows they are.
+ * only: with nothing below it, that is one row per parent that has any (`exists`); otherwise a
+ * lateral sub-select keeps that first row, as does one with a window its rows, in the same order
+ * as the rendering, since what the next level counts depends on which rows they are.
  */
 function levelOf (rows: SelectedRows, windowed: boolean, r: string, ctx: PopulateContext, model: ContentType | Component, populate: PopulateTree, leaf: boolean): ProbeLevel {
   if (rows.toMany && !windowed) return { from: rows.from, where: rows.where, alias: r, model, populate }
-  if (!rows.toMany && leaf) return { from: null, where: [], alias: r, model, populate }
   const where = sql.join(rows.where, sql` and `)
+  if (!rows.toMany && leaf) return { from: null, where: [sql`exists (select 1 from ${rows.from} where ${where})`], alias: r, model, populate }
   const p = ctx.next('p')
   const tail = rows.toMany ? sql`${rows.window}` : sql` limit 1`
   const from = sql`lateral (select ${sql.id(r)}.* from ${rows.from} where ${where} order by ${orderSql(rows.order)}${tail}) as ${sql.id(p)}`
@@ -168,10 +166,10 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
  * its parent's branch counted, so refusing costs about `max` rows per level.
  *
  * ```sql
- * -- populate[category]=true&populate[authors]=true: the documents, one category each, their authors' links
  * select count(*)::int as n from (
  *   select 1 from "page"
  *   union all select 1 from (select "__id" as "id" from "page") as t
+ *     where exists (select 1 from "categories" as r1 join "articles_category_lnk" as l2 on l2.category_id = r1.id where l2.article_id = t.id)
  *   union all select 1 from (select "__id" as "id" from "page") as t, "articles_authors_lnk" as l4 where l4.article_id = t.id
  *   limit $1) as b
  * ```
