@@ -105,7 +105,7 @@ t.test('an earlier release\'s trigger function put back: totals are counted, and
   t.equal(await total(url), before, 'remembered')
   // An earlier release's instance starting now would `create or replace` its own function: one
   // that keeps no change count (here, none at all).
-  const { rows } = await sql<{ body: string }>`select prosrc as body from pg_proc where proname = 'content_api_count_rows'`.execute(db)
+  const { rows } = await sql<{ body: string }>`select prosrc as body from pg_proc where proname = 'content_api_count_rows' and pronamespace = current_schema()::regnamespace`.execute(db)
   await sql.raw('create or replace function content_api_count_rows() returns trigger language plpgsql as $$ begin return null; end $$').execute(db)
   await sql`insert into posts (document_id, locale, title, views, published_at) values ('old-release', 'en', 'old', 900, now())`.execute(db)
   t.equal(await total(url), before + 1, 'a write through the other function: counted')
@@ -115,6 +115,23 @@ t.test('an earlier release\'s trigger function put back: totals are counted, and
   await sql.raw(`create or replace function content_api_count_rows() returns trigger language plpgsql set search_path from current as $$${rows[0].body}$$`).execute(db)
   await unseenInsert(901)
   t.equal(await total(url), before + 3, 'a change count read before the function was replaced does not match after')
+  await unseenInsert(902)
+  t.equal(await total(url), before + 3, 'and with this release\'s function back, totals are remembered again')
+})
+
+t.test('a publication cohort reads other rows of its own table: remembered, and exact after a publish', async (t) => {
+  const url = '/api/posts?status=draft&hasPublishedVersion=false&pagination[pageSize]=1'
+  const draft = await posts.create({ data: { title: 'cohort', views: 1 }, status: 'draft' })
+  const before = await total(url)
+  t.ok(before >= 1, 'drafts never published')
+  t.equal(await total(url), before, 'remembered')
+  await db.transaction().execute(async (trx) => {
+    await sql`set local session_replication_role = replica`.execute(trx)
+    await sql`insert into posts (document_id, locale, title, views) values ('unseen-draft', 'en', 'unseen', 1)`.execute(trx)
+  })
+  t.equal(await total(url), before, 'a draft the triggers did not see: the count was skipped')
+  await posts.publish({ documentId: draft.documentId })
+  t.equal(await total(url), before, 'a publish adds the published row the cohort tests for: counted again (one less, and the unseen draft)')
 })
 
 t.test('a total through a relation is never remembered: link tables keep no change count', async (t) => {
