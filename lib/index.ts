@@ -25,7 +25,7 @@ import { restPlugin } from './rest/index.js'
 import { protect, type ProtectOptions } from './rest/route-config.js'
 import { errorHandler } from './error-handler.js'
 import type { UploadApi } from './upload/index.js'
-import { countFunction, countedTables, storedSecrets, syncSchema, type SchemaSyncResult } from './schema/index.js'
+import { rowCountsInUse, storedSecrets, syncSchema, type RowCountsInUse, type SchemaSyncResult } from './schema/index.js'
 import { missingSecrets, ownTables } from './own-tables.js'
 import { SECRETS_TABLE } from './model/naming.js'
 import { gracefulShutdown } from './shutdown.js'
@@ -163,15 +163,14 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
   })
 
   let schemaPlan: SchemaSyncResult
-  let rowCounts: ReadonlySet<string>
-  let countFunctionOid: number | null
+  let rowCounts: RowCountsInUse
   let secrets: { jwtSecret: string, apiTokenSalt: string }
   try {
     // Which tables' row counts triggers keep, and with which function (docs/rest.md#totals), once sync has put them in place.
-    [schemaPlan, rowCounts, countFunctionOid, secrets] = await handle.admin(async (db) => {
+    [schemaPlan, rowCounts, secrets] = await handle.admin(async (db) => {
       const plan = await syncSchema(db, registry, options.schemaSync, app.log, ownTables(options))
       if (handle.dialect === 'postgres' && options.pool.transactionPooling) await warnLooseServerSettings(db, options.pool, app.log)
-      return [plan, await countedTables(db, registry), await countFunction(db), await authSecrets(db, options, app)] as const
+      return [plan, await rowCountsInUse(db, registry), await authSecrets(db, options, app)] as const
     })
   } catch (err) {
     await handle.close()
@@ -185,7 +184,7 @@ async function contentApi (app: FastifyInstance, userOptions: ContentApiOptions)
 
   const lifecycles = new Lifecycles(registry.contentTypes.values())
   const middlewares = new DocumentMiddlewares()
-  const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts, ...countFunctionOid === null ? {} : { countFunction: countFunctionOid } }, cursors: new CursorCodec(secrets.jwtSecret), queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
+  const context = { changes, lifecycles, middlewares, webhooks: options.webhooks === null ? null : webhookRoutes(options.webhooks), db: handle.db, reads: handle.reads, primaryReads: handle.primaryReads, registry, limits: options.rest, bounds: options.limits, i18n: options.i18n, compile: { ...options.query, rowCounts: rowCounts.tables, countFunction: rowCounts.countFunction }, cursors: new CursorCodec(secrets.jwtSecret), queries: new LruCache<string, CachedRead>(1000), prepared: handle.prepared }
   const services = new Map<string, DocumentService>()
   for (const model of registry.contentTypes.values()) services.set(model.uid, new DocumentService(model, context))
   const documents: AnyDocuments = Object.assign((uid: string): DocumentService => {

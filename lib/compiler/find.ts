@@ -9,7 +9,7 @@ import { projection } from './projection.js'
 import { rowBudget, withinBudget, type RowBudget } from './row-budget.js'
 import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
-import { changeCount, countIsRememberable, countRows, rememberedCount } from './row-count.js'
+import { CHANGES_CTE, changeCount, countIsRememberable, countRows, readChanges, rememberedCount } from './row-count.js'
 import { keysetAfter, reversed } from './keyset.js'
 
 export interface FindSpec extends DocumentScope {
@@ -54,9 +54,9 @@ export interface CompileOptions extends FilterCompileOptions {
   rowCounts?: ReadonlySet<string>
   /**
    * The object id of the row counts' trigger function when it is this release's, read at start
-   * (lib/schema/row-counts.ts `countFunction`): filtered totals are remembered only with it.
+   * (lib/schema/row-counts.ts `rowCountsInUse`): filtered totals are remembered only with it.
    */
-  countFunction?: number
+  countFunction?: number | null
 }
 
 export interface PageSpec extends FindSpec {
@@ -240,7 +240,8 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
  * (and not past the end) already tells the total, and `withCount=false` skips it entirely. With
  * `rememberTotal`, a count of the table's own rows is skipped too when the table has not changed
  * since the reader last saw the total (row-count.ts `rememberedCount`), and the statement also
- * selects the change count it read the total at: `..., (<changeCount>) as "changes"`.
+ * selects the change count it read the total at, computed once: `with ..., "__changes" as (select
+ * <changeCount> as "v") select ..., (select "__changes"."v" from "__changes") as "changes"`.
  *
  * With a row budget checked inline (row-budget.ts), the probe is the statement's `from`, and the
  * data and the total are computed only within the budget: `select case when "budget"."n" > $5
@@ -258,7 +259,7 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
   const { countFunction } = options
   const remember = withCount && spec.rememberTotal === true && countIsRememberable(model, spec, options.rowCounts, countFunction)
   const scan = compileCount(db, model, spec, options)
-  const count = remember ? rememberedCount(model, countFunction!, scan) : scan
+  const count = remember ? rememberedCount(scan) : scan
   // A cursor page cannot tell the total from its own rows: counted only when asked.
   const total = !withCount
     ? sql<number | null>`null::int`
@@ -267,10 +268,11 @@ export function compileFindPage (db: Kysely<any>, model: ContentType, spec: Page
       : sql<number | null>`(select case when n.c < ${limit}::int and (n.c > 0 or ${start}::int = 0) then ${start}::int + n.c else (${count}) end from (select count(*)::int as c from "page") as n)`
   const more = [
     ...pagination.mode === 'cursor' ? cursorEdges(db, model, spec, pagination, options) : [],
-    ...remember ? [changeCount(model, countFunction!).as('changes')] : []
+    ...remember ? [readChanges.as('changes')] : []
   ]
   const budget = inline(rowBudget(model, spec, limit, options))
-  const read = withPage(db, model, spec, pagination, options)
+  const page = withPage(db, model, spec, pagination, options)
+  const read = remember ? page.with(CHANGES_CTE, (q) => q.selectNoFrom(changeCount(model, countFunction!).as('v'))) : page
   if (budget === null) return read.selectNoFrom([data.as('data'), total.as('total'), ...more]) as Read<PageRow>
   const max = spec.maxRows!
   return read.selectFrom(budget)

@@ -47,16 +47,16 @@ function summed (model: ContentType, scope: DocumentScope & { filters?: FilterNo
 /**
  * Whether a count of the rows in scope can be remembered between reads (`rememberedCount`): the
  * table's counts, and so its change count, are kept by this release's trigger function
- * (`countFunction`, its object id, read at start), the count is a scan (`countRows` has no sum
- * for it), and it reads no row of another table (no filter through a relation, component or
+ * (`countFunction`, its object id, read at start by lib/schema/row-counts.ts `rowCountsInUse`),
+ * the count is a scan (`countRows` has no sum for it), and it reads no row of another table (no filter through a relation, component or
  * media field, and no relation count). What it reads of its own table (the filters, row-level
  * conditions, a publication cohort, locale fallbacks) changes only through write statements
  * that the change count counts.
  */
 export function countIsRememberable (
-  model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined, countFunction: number | undefined
+  model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, counted: ReadonlySet<string> | undefined, countFunction: number | null | undefined
 ): boolean {
-  return countFunction !== undefined && counted?.has(model.tableName) === true && !summed(model, scope, counted) && ownRowsOnly(scope.filters ?? null)
+  return countFunction != null && counted?.has(model.tableName) === true && !summed(model, scope, counted) && ownRowsOnly(scope.filters ?? null)
 }
 
 function ownRowsOnly (node: FilterNode | null): boolean {
@@ -76,7 +76,8 @@ function ownRowsOnly (node: FilterNode | null): boolean {
  * no longer this release's. The version is the `xmin` of the function's catalog row, which every
  * `create or replace` changes: an earlier release's instance that starts later puts back its own
  * function, which counts no changes and whose folds lose them, and sync puts this one back again;
- * a change count read before either must not match after. Two sums of a few rows besides.
+ * a change count read before either must not match after. A catalog lookup by object id and a
+ * sum of a few rows.
  *
  * ```sql
  * (select p.xmin::text || ':' || coalesce((select sum(c.changes) from "content_api_row_counts" as c where c.table_name = $1), 0)
@@ -97,14 +98,25 @@ export const KNOWN_CHANGES = Object.freeze({ knownChanges: 'bound at execution' 
 export const KNOWN_TOTAL = Object.freeze({ knownTotal: 'bound at execution' })
 
 /**
+ * The statement's own change count, computed once in a CTE of this name (`changeCount`), which
+ * both the remembered count and the `changes` column read (`readChanges`): written twice as a
+ * sub-select, it would be computed twice.
+ */
+export const CHANGES_CTE = '__changes'
+
+/** `(select "__changes"."v" from "__changes")`: the statement's change count. */
+export const readChanges: RawBuilder<string | null> = sql<string | null>`(select ${sql.ref(`${CHANGES_CTE}.v`)} from ${sql.table(CHANGES_CTE)})`
+
+/**
  * A count that uses the remembered total when the table's change count is the one it was
  * taken at, and counts otherwise. Both are read in the statement's own snapshot, so the answer
  * is the count's, exactly:
  *
  * ```sql
- * case when (<changeCount>) = $4 then $5::int else (select count(*)::int from "articles" as t where <scope and filters>) end
+ * case when (select "__changes"."v" from "__changes") = $4 then $5::int
+ *   else (select count(*)::int from "articles" as t where <scope and filters>) end
  * ```
  */
-export function rememberedCount (model: ContentType, countFunction: number, count: SelectQueryBuilder<any, any, { count: number }>): RawBuilder<number> {
-  return sql<number>`case when ${changeCount(model, countFunction)} = ${KNOWN_CHANGES} then ${KNOWN_TOTAL}::int else (${count}) end`
+export function rememberedCount (count: SelectQueryBuilder<any, any, { count: number }>): RawBuilder<number> {
+  return sql<number>`case when ${readChanges} = ${KNOWN_CHANGES} then ${KNOWN_TOTAL}::int else (${count}) end`
 }

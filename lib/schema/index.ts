@@ -8,5 +8,5 @@ export type { TableSpec, ColumnSpec, IndexSpec, ForeignKeySpec } from './desired
 export { introspectSchema } from './introspect.js'
 export type { CurrentSchema, CurrentTable, CurrentColumn, CurrentIndex } from './introspect.js'
 export { schemaLockKey } from './lock.js'
-export { countedTables, countFunction } from './row-counts.js'
+export { rowCountsInUse, type RowCountsInUse } from './row-counts.js'
 export { storedSecrets, storedSecretsTable, type StoredSecretName } from './stored-secrets.js'

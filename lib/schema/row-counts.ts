@@ -208,8 +208,9 @@ export function countTriggers (model: ContentType, existing: ReadonlySet<string>
 type TableTriggers = Map<string, { args: number, enabled: boolean }>
 
 export interface RowCountState {
-  /** The trigger function's body, or null when there is none. */
+  /** The trigger function's body and object id, or null when there is none. */
   readonly functionBody: string | null
+  readonly functionOid: number | null
   readonly triggers: ReadonlyMap<string, TableTriggers>
 }
 
@@ -217,14 +218,14 @@ export interface RowCountState {
  * Our trigger function and triggers in the current schema:
  *
  * ```sql
- * select p.prosrc from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+ * select p.oid, p.prosrc from pg_proc p join pg_namespace n on n.oid = p.pronamespace
  * where n.nspname = current_schema() and p.proname = $1
  * select c.relname as "table", t.tgname as name, t.tgnargs as args, t.tgenabled <> 'D' as enabled from pg_trigger t ...
  * ```
  */
 export async function introspectRowCounts (db: Kysely<any>): Promise<RowCountState> {
-  const fn = await sql<{ body: string }>`
-    select p.prosrc as body from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+  const fn = await sql<{ oid: number, body: string }>`
+    select p.oid::int as oid, p.prosrc as body from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where n.nspname = current_schema() and p.proname = ${COUNT_FUNCTION}`.execute(db)
   const rows = await sql<{ table: string, name: string, args: number, enabled: boolean }>`
     select c.relname as "table", t.tgname as name, t.tgnargs::int as args, t.tgenabled <> 'D' as enabled
@@ -236,7 +237,7 @@ export async function introspectRowCounts (db: Kysely<any>): Promise<RowCountSta
     if (table === undefined) { table = new Map(); triggers.set(row.table, table) }
     table.set(row.name, { args: row.args, enabled: row.enabled })
   }
-  return { functionBody: fn.rows[0]?.body ?? null, triggers }
+  return { functionBody: fn.rows[0]?.body ?? null, functionOid: fn.rows[0]?.oid ?? null, triggers }
 }
 
 /** Whether a table's counts are kept: its four triggers, enabled, in its form (localized or not). */
@@ -261,33 +262,27 @@ export function planRowCounts (registry: Registry, state: RowCountState): string
   return statements
 }
 
-/**
- * The trigger function's object id, when the function in the current schema is this release's
- * (null otherwise): what a remembered total checks it still is, at every read
- * (lib/compiler/row-count.ts `changeCount`). An instance of an earlier release that starts
- * later puts its own function back (`create or replace`), which keeps no change count and whose
- * folds lose it; that instance's writes would then go unseen by the change count.
- *
- * ```sql
- * select p.oid::int from pg_proc p join pg_namespace n on n.oid = p.pronamespace
- * where n.nspname = current_schema() and p.proname = $1 and p.prosrc = $2
- * ```
- */
-export async function countFunction (db: Kysely<any>): Promise<number | null> {
-  const { rows } = await sql<{ oid: number }>`
-    select p.oid::int as oid from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-    where n.nspname = current_schema() and p.proname = ${COUNT_FUNCTION} and p.prosrc = ${COUNT_FUNCTION_BODY}`.execute(db)
-  return rows[0]?.oid ?? null
+/** What the compiler may read of the row counts (lib/compiler/find.ts `CompileOptions`). */
+export interface RowCountsInUse {
+  /** The tables whose counts are kept: their triggers are in place with this release's function. */
+  readonly tables: ReadonlySet<string>
+  /**
+   * That function's object id, or null when the function is not this release's. A remembered
+   * total checks at every read that the function is still this one (lib/compiler/row-count.ts
+   * `changeCount`): an instance of an earlier release that starts later puts its own back, which
+   * keeps no change count.
+   */
+  readonly countFunction: number | null
 }
 
 /**
- * The tables whose counts the compiler may read: those whose triggers are in place with the
- * current function. Read once at start, after sync (mode `off` or `dryRun` may leave none).
+ * The row counts the compiler may read. Read once at start, after sync (mode `off` or `dryRun`
+ * may leave none).
  */
-export async function countedTables (db: Kysely<any>, registry: Registry): Promise<ReadonlySet<string>> {
+export async function rowCountsInUse (db: Kysely<any>, registry: Registry): Promise<RowCountsInUse> {
   const state = await introspectRowCounts(db)
-  const counted = new Set<string>()
-  if (state.functionBody !== COUNT_FUNCTION_BODY) return counted
-  for (const model of registry.contentTypes.values()) if (inPlace(model, state)) counted.add(model.tableName)
-  return counted
+  const tables = new Set<string>()
+  if (state.functionBody !== COUNT_FUNCTION_BODY) return { tables, countFunction: null }
+  for (const model of registry.contentTypes.values()) if (inPlace(model, state)) tables.add(model.tableName)
+  return { tables, countFunction: state.functionOid }
 }

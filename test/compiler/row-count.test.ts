@@ -3,7 +3,7 @@ import { compileFindPage } from '../../lib/compiler/find.js'
 import { defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseQuery, type RawQuery } from '../../lib/query/index.js'
-import { countedTables } from '../../lib/schema/row-counts.js'
+import { rowCountsInUse } from '../../lib/schema/row-counts.js'
 import { build } from '../helpers/build.js'
 import { compiler } from '../helpers/sql-compiler.js'
 
@@ -42,7 +42,7 @@ await posts.create({ data: { title: 'd' }, status: 'draft' })
 await app.contentApi.documents('api::note.note').create({ data: { text: 'x' } })
 await app.contentApi.documents('api::note.note').create({ data: { text: 'y' } })
 
-const rowCounts = await countedTables(database.db, registry)
+const { tables: rowCounts } = await rowCountsInUse(database.db, registry)
 const OPTIONS = { escapeLikeWildcards: false, rowCounts }
 
 const SUM = 'select coalesce(sum(c.n), 0)::int as "count" from "content_api_row_counts" as "c" where "c"."table_name" = '
