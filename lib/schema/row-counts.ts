@@ -80,6 +80,20 @@ function keepChanges (table: string): string {
 }
 
 /**
+ * Adds each key's delta (`ns[i]` rows, `cs[i]` changes) to one of the key's rows that no other
+ * transaction holds, or to a new row. A row locked in a version this statement's snapshot does
+ * not see is not updated (`found` is false): the delta then goes to a new row, never lost.
+ */
+const ADD_TO_KEYS = `for i in 1 .. coalesce(array_length(ns, 1), 0) loop
+    if shared then
+      update ${ROW_COUNTS_TABLE} set n = n + ns[i], changes = changes + cs[i] where ctid = (select c.ctid from ${ROW_COUNTS_TABLE} as c
+        where c.table_name = TG_TABLE_NAME and c.published = keys[i] and c.locale = locales[i] limit 1 for update skip locked);
+      continue when found;
+    end if;
+    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n, changes) values (TG_TABLE_NAME, keys[i], locales[i], ns[i], cs[i]);
+  end loop;`
+
+/**
  * The trigger function's body. The locale column is read only by the triggers of localized types
  * (argument `'locale'`): PL/pgSQL plans a statement when it first runs it, per trigger, so a
  * branch naming `locale` is never planned for a table without one. Rows without a locale count
@@ -91,9 +105,9 @@ function keepChanges (table: string): string {
  * indexed column, so PostgreSQL prunes its old versions in place (HOT) without waiting for a
  * vacuum, and the rows a read sums stay few. Outside READ COMMITTED a writer only inserts (locking
  * a row another transaction updated after its snapshot would fail it); about one statement in 64
- * under READ COMMITTED folds the rows of each key it can lock into one of them. The fold updates
- * the row it keeps in place and deletes the others, so it adds no index entry: between vacuums,
- * the entries a count's read visits grow only with the rows writers had to insert.
+ * under READ COMMITTED folds the rows of each key it can lock into one of them. The fold deletes
+ * the others and adds their sum to the row it kept, in place, so it adds no index entry: between
+ * vacuums, the entries a count's read visits grow only with the rows writers had to insert.
  */
 export const COUNT_FUNCTION_BODY = `
 ${COUNT_FUNCTION_MARK}
@@ -103,6 +117,7 @@ declare
   keys boolean[];
   locales varchar[];
   ns bigint[];
+  cs bigint[];
 begin
   if TG_OP = 'TRUNCATE' then
     ${keepChanges('TG_TABLE_NAME')};
@@ -127,22 +142,23 @@ begin
     if not exists (select from new_rows) then return null; end if;
     keys := array[false]; locales := array['']; ns := array[0];
   end if;
-  for i in 1 .. array_length(ns, 1) loop
-    if shared then
-      update ${ROW_COUNTS_TABLE} set n = n + ns[i], changes = changes + (i = 1)::int where ctid = (select c.ctid from ${ROW_COUNTS_TABLE} as c
-        where c.table_name = TG_TABLE_NAME and c.published = keys[i] and c.locale = locales[i] limit 1 for update skip locked);
-      continue when found;
-    end if;
-    insert into ${ROW_COUNTS_TABLE} (table_name, published, locale, n, changes) values (TG_TABLE_NAME, keys[i], locales[i], ns[i], (i = 1)::int);
-  end loop;
+  -- The statement's one change goes with its first key.
+  cs := array_fill(0::bigint, array[array_length(ns, 1)]);
+  cs[1] := 1;
+  ${ADD_TO_KEYS}
   if shared and random() < 0.015625 then
-    with locked as (select c.ctid, c.published, c.locale, c.n, c.changes from ${ROW_COUNTS_TABLE} as c
+    -- Fold: of each key's rows it can lock, keep the first, delete the others, and add what the
+    -- delete returned to a row of the key. Only rows the delete saw are added, so a row another
+    -- writer changed after this statement's snapshot (locked in its new version, which the
+    -- snapshot does not see) is neither deleted nor counted twice.
+    with locked as (select c.ctid, c.published, c.locale from ${ROW_COUNTS_TABLE} as c
         where c.table_name = TG_TABLE_NAME for update skip locked),
-      sums as (select l.published, l.locale, min(l.ctid) as kept, sum(l.n) as n, sum(l.changes) as changes
-        from locked as l group by 1, 2 having count(*) > 1),
       gone as (delete from ${ROW_COUNTS_TABLE} where ctid = any(array(select l.ctid from locked as l
-        join sums as s on s.published = l.published and s.locale = l.locale where l.ctid <> s.kept)))
-    update ${ROW_COUNTS_TABLE} as c set n = s.n, changes = s.changes from sums as s where c.ctid = s.kept;
+        where l.ctid <> (select min(k.ctid) from locked as k where k.published = l.published and k.locale = l.locale)))
+        returning published, locale, n, changes)
+    select array_agg(g.published), array_agg(g.locale), array_agg(g.n), array_agg(g.changes) into keys, locales, ns, cs
+      from (select g.published, g.locale, sum(g.n) as n, sum(g.changes) as changes from gone as g group by 1, 2) as g;
+    ${ADD_TO_KEYS}
   end if;
   return null;
 end
