@@ -65,7 +65,7 @@ const FILTERED = '/api/posts?filters[views][$gt]=15&pagination[pageSize]=2'
 
 t.test('a filtered total is remembered while the table is unchanged, and exact after any write', async (t) => {
   t.equal(await total(FILTERED), 10, 'counted')
-  t.equal(await total(FILTERED), 10, 'remembered')
+  t.equal(await total(FILTERED), 10, 'asked again: the same total (the steps below show whether it was counted)')
   await unseenInsert(500)
   t.equal(await total(FILTERED), 10, 'a write the triggers did not see is not seen: the count was skipped')
   t.equal(await total('/api/posts?filters[views][$gt]=16&pagination[pageSize]=2'), 11, 'another filter value is its own statement: counted')
@@ -92,7 +92,7 @@ t.test('a page that is not full tells its total, which is remembered too', async
 t.test('a cursor page counted on request remembers its total the same way', async (t) => {
   const url = '/api/posts?filters[views][$gt]=15&pagination[after]=&pagination[pageSize]=2&pagination[withCount]=true'
   const before = await total(url)
-  t.equal(await total(url), before, 'counted, then remembered')
+  t.equal(await total(url), before, 'asked again: the same total')
   await unseenInsert(800)
   t.equal(await total(url), before, 'the count was skipped')
   await sql`update posts set title = 'again' where title = 'p2'`.execute(db)
@@ -102,7 +102,7 @@ t.test('a cursor page counted on request remembers its total the same way', asyn
 t.test('an earlier release\'s trigger function put back: totals are counted, and not matched after this one returns', async (t) => {
   const url = '/api/posts?filters[views][$gt]=25&pagination[pageSize]=2'
   const before = await total(url)
-  t.equal(await total(url), before, 'remembered')
+  t.equal(await total(url), before, 'asked again: the same total')
   // An earlier release's instance starting now would `create or replace` its own function: one
   // that keeps no change count (here, none at all).
   const { rows } = await sql<{ body: string }>`select prosrc as body from pg_proc where proname = 'content_api_count_rows' and pronamespace = current_schema()::regnamespace`.execute(db)
@@ -124,7 +124,7 @@ t.test('a publication cohort reads other rows of its own table: remembered, and 
   const draft = await posts.create({ data: { title: 'cohort', views: 1 }, status: 'draft' })
   const before = await total(url)
   t.ok(before >= 1, 'drafts never published')
-  t.equal(await total(url), before, 'remembered')
+  t.equal(await total(url), before, 'asked again: the same total')
   await db.transaction().execute(async (trx) => {
     await sql`set local session_replication_role = replica`.execute(trx)
     await sql`insert into posts (document_id, locale, title, views) values ('unseen-draft', 'en', 'unseen', 1)`.execute(trx)
