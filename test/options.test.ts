@@ -73,7 +73,7 @@ t.test('wrong types', async (t) => {
   t.same(await problems(t, { models: [article], rest: { prefix: 'api' } }), ['rest.prefix: must match pattern "^/"'])
   t.same(await problems(t, { models: [article], query: { escapeLikeWildcards: 1 } }), ['query.escapeLikeWildcards: must be boolean'])
   t.same(await problems(t, { models: [article], auth: { urls: { server: 'api.example.com' } } }), ['auth.urls.server: must match pattern "^https?://"'])
-  t.same(await problems(t, { models: [article], i18n: { locales: [] } }), ['i18n.locales: must not have fewer than 1 items'])
+  t.same(await problems(t, { models: [article], i18n: { locales: [] } }), ['i18n.locales: must NOT have fewer than 1 items'])
   t.same(await problems(t, { models: [article], i18n: { locales: 'en' } }), ['i18n.locales: must be array'])
   t.same(await problems(t, { models: [article], rest: 'fast' }), ['rest: must be object'])
 

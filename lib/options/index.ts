@@ -1,5 +1,4 @@
-import Type, { type Static } from 'typebox'
-import Value from 'typebox/value'
+import type { Static } from 'typebox'
 import { ConfigurationError } from '../errors.js'
 import { isKysely, type DatabaseOption } from '../db/connect.js'
 import { MAX_PREPARED_STATEMENTS } from '../db/prepared-statements.js'
@@ -9,6 +8,7 @@ import { connectionStringProblem } from './connection-string.js'
 import type { ComponentSchema, ContentTypeSchema } from '../model/types.js'
 import { resolveGraphqlOptions, type GraphqlOptions, type ResolvedGraphqlOptions } from './graphql.js'
 import { resolveUploadOptions, type ResolvedUploadOptions, type UploadOptions } from './upload.js'
+import { resolveSchema } from './validate.js'
 import { checkRestRoutes, type NamedPolicies, type RestRoutes } from './rest-routes.js'
 import { RestBatchOptions, checkRestBatch, type ResolvedRestBatch } from './rest-batch.js'
 import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks.js'
@@ -20,117 +20,147 @@ import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions
  * their areas (lib/graphql/options.ts, lib/upload/options.ts), run by the same step.
  * docs/options.md documents each key.
  */
-const RestOptions = Type.Object({
-  /** Path prefix of every REST route. */
-  prefix: Type.String({ default: '/api', pattern: '^/' }),
-  /** Page size (and offset-mode limit) when the request gives none (Strapi's `api.rest.defaultLimit`). */
-  defaultLimit: Type.Integer({ minimum: 1, default: 25 }),
-  /** Largest page size or limit a request may ask for; larger values are clamped (`api.rest.maxLimit`). */
-  maxLimit: Type.Integer({ minimum: 1, default: 100 }),
-  /** Whether list responses count the total by default (`api.rest.withCount`). */
-  withCount: Type.Boolean({ default: true }),
-  /** Per content type: route config, only/except, controllers, Cache-Control (checked by rest-routes.ts). */
-  routes: Type.Optional(Type.Unknown()),
-  /** The atomic batch route, off by default (rest-batch.ts, docs/batches.md). */
-  batch: RestBatchOptions
-}, { additionalProperties: false })
+const RestOptions = {
+  type: 'object',
+  required: ['prefix', 'defaultLimit', 'maxLimit', 'withCount', 'batch'],
+  properties: {
+    /** Path prefix of every REST route. */
+    prefix: { type: 'string', default: '/api', pattern: '^/' },
+    /** Page size (and offset-mode limit) when the request gives none (Strapi's `api.rest.defaultLimit`). */
+    defaultLimit: { type: 'integer', minimum: 1, default: 25 },
+    /** Largest page size or limit a request may ask for; larger values are clamped (`api.rest.maxLimit`). */
+    maxLimit: { type: 'integer', minimum: 1, default: 100 },
+    /** Whether list responses count the total by default (`api.rest.withCount`). */
+    withCount: { type: 'boolean', default: true },
+    /** Per content type: route config, only/except, controllers, Cache-Control (checked by rest-routes.ts). */
+    routes: {},
+    /** The atomic batch route, off by default (rest-batch.ts, docs/batches.md). */
+    batch: RestBatchOptions
+  },
+  additionalProperties: false
+} as const
 
-const SchemaSyncOptions = Type.Object({
-  /**
-   * `apply` creates missing tables, columns and indexes at start-up; `dryRun` only computes the
-   * plan (read it from `app.contentApi.schemaPlan`); `off` leaves the database alone.
-   */
-  mode: Type.Union([Type.Literal('apply'), Type.Literal('dryRun'), Type.Literal('off')], { default: 'apply' }),
-  /** Also apply destructive changes (drop removed columns, change column types). Off by default. */
-  allowDestructive: Type.Boolean({ default: false })
-}, { additionalProperties: false })
+const SchemaSyncOptions = {
+  type: 'object',
+  required: ['mode', 'allowDestructive'],
+  properties: {
+    /**
+     * `apply` creates missing tables, columns and indexes at start-up; `dryRun` only computes the
+     * plan (read it from `app.contentApi.schemaPlan`); `off` leaves the database alone.
+     */
+    mode: { anyOf: [{ const: 'apply' }, { const: 'dryRun' }, { const: 'off' }], default: 'apply' },
+    /** Also apply destructive changes (drop removed columns, change column types). Off by default. */
+    allowDestructive: { type: 'boolean', default: false }
+  },
+  additionalProperties: false
+} as const
 
-const I18nOptions = Type.Object({
-  /** Locale codes documents of localized types may have. */
-  locales: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, default: ['en'] }),
-  /** The locale a request addresses when it names none. */
-  defaultLocale: Type.String({ minLength: 1, default: 'en' }),
-  /**
-   * Beyond Strapi: locales to read, in order, when a document has no version in the requested
-   * one, e.g. `{ 'fr-CA': ['fr', 'en'] }`. Off (empty) by default.
-   */
-  fallbacks: Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 })), { default: {} })
-}, { additionalProperties: false })
+const I18nOptions = {
+  type: 'object',
+  required: ['locales', 'defaultLocale', 'fallbacks'],
+  properties: {
+    /** Locale codes documents of localized types may have. */
+    locales: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, default: ['en'] },
+    /** The locale a request addresses when it names none. */
+    defaultLocale: { type: 'string', minLength: 1, default: 'en' },
+    /**
+     * Beyond Strapi: locales to read, in order, when a document has no version in the requested
+     * one, e.g. `{ 'fr-CA': ['fr', 'en'] }`. Off (empty) by default.
+     */
+    fallbacks: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string', minLength: 1 } }, default: {} }
+  },
+  additionalProperties: false
+} as const
 
-const QueryOptions = Type.Object({
-  /**
-   * Treat `%` and `_` in `$contains`, `$startsWith`, `$eqi`... values literally. Off by default:
-   * Strapi passes them through as LIKE wildcards, and clients may rely on it.
-   */
-  escapeLikeWildcards: Type.Boolean({ default: false })
-}, { additionalProperties: false })
+const QueryOptions = {
+  type: 'object',
+  required: ['escapeLikeWildcards'],
+  properties: {
+    /**
+     * Treat `%` and `_` in `$contains`, `$startsWith`, `$eqi`... values literally. Off by default:
+     * Strapi passes them through as LIKE wildcards, and clients may rely on it.
+     */
+    escapeLikeWildcards: { type: 'boolean', default: false }
+  },
+  additionalProperties: false
+} as const
 
 /**
  * Bounds on the work one request may cause, checked before any SQL runs (a request over one is a
  * 400 `LimitError` naming the option). docs/operations.md explains each and how its default was
  * chosen.
  */
-const LimitOptions = Type.Object({
-  /** Deepest nesting of `populate` (relations, media, components, dynamic zones), any form. */
-  populateDepth: Type.Integer({ minimum: 1, default: 6 }),
-  /** Most rows one response may return, populated rows included (REST and GraphQL). */
-  maxRows: Type.Integer({ minimum: 1, default: 10000 }),
-  /** Longest query string, in characters. */
-  queryLength: Type.Integer({ minimum: 1, default: 16384 }),
-  /** Most query-string parameters. */
-  queryParameters: Type.Integer({ minimum: 1, default: 1000 }),
-  /** Largest request body, in bytes (uploads have their own `upload.sizeLimit`). */
-  bodyBytes: Type.Integer({ minimum: 1, default: 1048576 }),
-  /** Deepest nesting of a JSON body, a filter or a GraphQL value (objects and arrays). */
-  inputDepth: Type.Integer({ minimum: 1, default: 64 })
-}, { additionalProperties: false })
+const LimitOptions = {
+  type: 'object',
+  required: ['populateDepth', 'maxRows', 'queryLength', 'queryParameters', 'bodyBytes', 'inputDepth'],
+  properties: {
+    /** Deepest nesting of `populate` (relations, media, components, dynamic zones), any form. */
+    populateDepth: { type: 'integer', minimum: 1, default: 6 },
+    /** Most rows one response may return, populated rows included (REST and GraphQL). */
+    maxRows: { type: 'integer', minimum: 1, default: 10000 },
+    /** Longest query string, in characters. */
+    queryLength: { type: 'integer', minimum: 1, default: 16384 },
+    /** Most query-string parameters. */
+    queryParameters: { type: 'integer', minimum: 1, default: 1000 },
+    /** Largest request body, in bytes (uploads have their own `upload.sizeLimit`). */
+    bodyBytes: { type: 'integer', minimum: 1, default: 1048576 },
+    /** Deepest nesting of a JSON body, a filter or a GraphQL value (objects and arrays). */
+    inputDepth: { type: 'integer', minimum: 1, default: 64 }
+  },
+  additionalProperties: false
+} as const
 
 /**
  * The pool the plugin creates from a connection string (`db: 'postgres://...'`). With a Kysely or
  * a PGlite given, these do not apply (a ConfigurationError if set); docs/operations.md says what to
  * set on a pool of your own.
  */
-const PoolOptions = Type.Object({
-  /** Most connections open at once (`db.max` is the older spelling, still accepted). */
-  size: Type.Integer({ minimum: 1, default: 10 }),
-  /** Longest wait for a connection, new or free; past it the request answers 503. */
-  connectionTimeoutMs: Type.Integer({ minimum: 1, default: 5000 }),
-  /** A connection unused this long is closed (0 keeps them open). */
-  idleTimeoutMs: Type.Integer({ minimum: 0, default: 10000 }),
-  /**
-   * Longest a statement of a request may run (PostgreSQL's `statement_timeout`); past it the
-   * request answers 503. 0 turns it off, and the client-side bound with it. Schema sync is exempt.
-   */
-  statementTimeoutMs: Type.Integer({ minimum: 0, default: 5000 }),
-  /**
-   * The server ends a session left idle inside a transaction this long (its locks are released):
-   * an instance that froze or lost the network mid-write. 0 turns it off.
-   */
-  idleInTransactionTimeoutMs: Type.Integer({ minimum: 0, default: 30000 }),
-  /**
-   * PostgreSQL's JIT compilation for the plugin's sessions. Off by default: populate statements
-   * have large select lists whose compiling costs more than running them (docs/operations.md).
-   */
-  jit: Type.Boolean({ default: false }),
-  /**
-   * Send the reads the plugin repeats as named (prepared) statements, parsed and planned once per
-   * connection. `false` sends every statement unnamed: needed behind PgBouncer in transaction
-   * mode before 1.21 (docs/operations.md). Defaults to `false` with `transactionPooling`.
-   */
-  preparedStatements: Type.Boolean({ default: true }),
-  /**
-   * Most texts named per app, so per connection: each named statement holds 50-250 KiB of its
-   * backend's memory until the connection closes (docs/operations.md#named-statements).
-   */
-  maxPreparedStatements: Type.Integer({ minimum: 1, default: MAX_PREPARED_STATEMENTS }),
-  /**
-   * The connection string points at a pooler in transaction mode (PgBouncer `pool_mode =
-   * transaction`, Supavisor, pgcat, RDS Proxy): the timeouts and `jit` are sent with each
-   * transaction (`set local`) instead of at connection, and `preparedStatements` defaults to
-   * `false` (docs/operations.md#pgbouncer).
-   */
-  transactionPooling: Type.Boolean({ default: false })
-}, { additionalProperties: false })
+const PoolOptions = {
+  type: 'object',
+  required: ['size', 'connectionTimeoutMs', 'idleTimeoutMs', 'statementTimeoutMs', 'idleInTransactionTimeoutMs', 'jit', 'preparedStatements', 'maxPreparedStatements', 'transactionPooling'],
+  properties: {
+    /** Most connections open at once (`db.max` is the older spelling, still accepted). */
+    size: { type: 'integer', minimum: 1, default: 10 },
+    /** Longest wait for a connection, new or free; past it the request answers 503. */
+    connectionTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+    /** A connection unused this long is closed (0 keeps them open). */
+    idleTimeoutMs: { type: 'integer', minimum: 0, default: 10000 },
+    /**
+     * Longest a statement of a request may run (PostgreSQL's `statement_timeout`); past it the
+     * request answers 503. 0 turns it off, and the client-side bound with it. Schema sync is exempt.
+     */
+    statementTimeoutMs: { type: 'integer', minimum: 0, default: 5000 },
+    /**
+     * The server ends a session left idle inside a transaction this long (its locks are released):
+     * an instance that froze or lost the network mid-write. 0 turns it off.
+     */
+    idleInTransactionTimeoutMs: { type: 'integer', minimum: 0, default: 30000 },
+    /**
+     * PostgreSQL's JIT compilation for the plugin's sessions. Off by default: populate statements
+     * have large select lists whose compiling costs more than running them (docs/operations.md).
+     */
+    jit: { type: 'boolean', default: false },
+    /**
+     * Send the reads the plugin repeats as named (prepared) statements, parsed and planned once per
+     * connection. `false` sends every statement unnamed: needed behind PgBouncer in transaction
+     * mode before 1.21 (docs/operations.md). Defaults to `false` with `transactionPooling`.
+     */
+    preparedStatements: { type: 'boolean', default: true },
+    /**
+     * Most texts named per app, so per connection: each named statement holds 50-250 KiB of its
+     * backend's memory until the connection closes (docs/operations.md#named-statements).
+     */
+    maxPreparedStatements: { type: 'integer', minimum: 1, default: MAX_PREPARED_STATEMENTS },
+    /**
+     * The connection string points at a pooler in transaction mode (PgBouncer `pool_mode =
+     * transaction`, Supavisor, pgcat, RDS Proxy): the timeouts and `jit` are sent with each
+     * transaction (`set local`) instead of at connection, and `preparedStatements` defaults to
+     * `false` (docs/operations.md#pgbouncer).
+     */
+    transactionPooling: { type: 'boolean', default: false }
+  },
+  additionalProperties: false
+} as const
 
 /**
  * Cross-instance change notifications (PostgreSQL LISTEN/NOTIFY, lib/db/notifications.ts): on by
@@ -154,92 +184,131 @@ export type NotificationOptions = false | {
 }
 
 /** `app.close()`: how long in-flight requests may finish before their connections are cut. */
-const ShutdownOptions = Type.Object({
-  timeoutMs: Type.Integer({ minimum: 0, default: 10000 })
-}, { additionalProperties: false })
+const ShutdownOptions = {
+  type: 'object',
+  required: ['timeoutMs'],
+  properties: {
+    timeoutMs: { type: 'integer', minimum: 0, default: 10000 }
+  },
+  additionalProperties: false
+} as const
 
-const AuthOptions = Type.Object({
-  /**
-   * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
-   * `test`, where one is generated once per database, stored in `content_api_secrets` and shared
-   * by every instance on it, with a warning (lib/schema/stored-secrets.ts).
-   */
-  jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
-  /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
-  jwtExpiresIn: Type.Union([Type.String(), Type.Integer({ minimum: 1 })], { default: '30d' }),
-  /** Key of the HMAC that stores API tokens. Required where `jwtSecret` is. */
-  apiTokenSalt: Type.Optional(Type.String({ minLength: 16 })),
-  /**
-   * Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a
-   * minute); `false` disables. Counted in this process's memory unless `redis` is given: an
-   * ioredis client of the application's, or a `redis://` / `rediss://` URL the plugin connects to
-   * (and closes) itself; then every instance on that Redis counts against one limit, its keys
-   * starting with `nameSpace`. docs/auth.md#rate-limits.
-   */
-  rateLimit: Type.Union([
-    Type.Literal(false),
-    Type.Object({
-      max: Type.Integer({ minimum: 1, default: 10 }),
-      timeWindow: Type.Integer({ minimum: 1, default: 60000 }),
-      /** Checked by checkRateLimitStore: an ioredis client or a redis:// URL. */
-      redis: Type.Optional(Type.Unknown()),
-      nameSpace: Type.String({ minLength: 1, default: 'fastify-content-api:rate-limit:' })
-    }, { additionalProperties: false })
-  ], { default: { max: 10, timeWindow: 60000, nameSpace: 'fastify-content-api:rate-limit:' } }),
-  register: Type.Object({
-    /** `POST /api/auth/local/register` accepts new users. */
-    enabled: Type.Boolean({ default: true }),
-    /** User attributes a registration may set besides username, email and password. */
-    allowedFields: Type.Array(Type.String(), { default: [] }),
-    /** Role type given to registered users. */
-    defaultRole: Type.String({ default: 'authenticated' }),
-    /** New users must confirm their email (needs `email.send`: without it, a configuration error). */
-    emailConfirmation: Type.Boolean({ default: false })
-  }, { additionalProperties: false, default: {} }),
-  /**
-   * Sends the forgot-password and confirmation emails: `send({ to, subject, text, html })`; needs
-   * `urls.resetPassword`. Without it those flows answer as Strapi does but send nothing.
-   */
-  email: Type.Optional(Type.Object({ send: Type.Unknown(), from: Type.Optional(Type.String()) }, { additionalProperties: false })),
-  /**
-   * How long (ms) a resolved user or API token is reused before it is read again. Changes made
-   * through this process (user writes, revoked tokens) apply at once; other instances see them
-   * within this delay. 0 reads them on every request.
-   */
-  credentialsCacheMs: Type.Integer({ minimum: 0, default: 5000 }),
-  /** Beyond Strapi: reading `status=draft` needs the `<uid>.findDrafts` permission too (Strapi lets anyone with `find`). */
-  draftsRequirePermission: Type.Boolean({ default: false }),
-  /** Where links in emails point (the reset-password page, the confirmation redirect, this server). */
-  urls: Type.Object({
-    /** This server's public URL (Strapi's `server.url`), which the confirmation link starts with. */
-    server: Type.Optional(Type.String({ pattern: '^https?://' })),
-    resetPassword: Type.Optional(Type.String()),
-    emailConfirmationRedirect: Type.Optional(Type.String())
-  }, { additionalProperties: false, default: {} })
-}, { additionalProperties: false })
+const AuthOptions = {
+  type: 'object',
+  required: ['jwtExpiresIn', 'rateLimit', 'register', 'credentialsCacheMs', 'draftsRequirePermission', 'urls'],
+  properties: {
+    /**
+     * Secret of the HS256 JWTs users receive. Required unless NODE_ENV is unset, `development` or
+     * `test`, where one is generated once per database, stored in `content_api_secrets` and shared
+     * by every instance on it, with a warning (lib/schema/stored-secrets.ts).
+     */
+    jwtSecret: { type: 'string', minLength: 16 },
+    /** Lifetime of a user JWT, as `@fastify/jwt` reads it (`'30d'`, `'12h'`, seconds). Strapi: 30 days. */
+    jwtExpiresIn: { anyOf: [{ type: 'string' }, { type: 'integer', minimum: 1 }], default: '30d' },
+    /** Key of the HMAC that stores API tokens. Required where `jwtSecret` is. */
+    apiTokenSalt: { type: 'string', minLength: 16 },
+    /**
+     * Auth routes allow `max` requests per `timeWindow` ms per client and path (Strapi: 10 a
+     * minute); `false` disables. Counted in this process's memory unless `redis` is given: an
+     * ioredis client of the application's, or a `redis://` / `rediss://` URL the plugin connects to
+     * (and closes) itself; then every instance on that Redis counts against one limit, its keys
+     * starting with `nameSpace`. docs/auth.md#rate-limits.
+     */
+    rateLimit: {
+      anyOf: [
+        { type: 'boolean', const: false },
+        {
+          type: 'object',
+          required: ['max', 'timeWindow', 'nameSpace'],
+          properties: {
+            max: { type: 'integer', minimum: 1, default: 10 },
+            timeWindow: { type: 'integer', minimum: 1, default: 60000 },
+            /** Checked by checkRateLimitStore: an ioredis client or a redis:// URL. */
+            redis: {},
+            nameSpace: { type: 'string', minLength: 1, default: 'fastify-content-api:rate-limit:' }
+          },
+          additionalProperties: false
+        }
+      ],
+      default: { max: 10, timeWindow: 60000, nameSpace: 'fastify-content-api:rate-limit:' }
+    },
+    register: {
+      type: 'object',
+      required: ['enabled', 'allowedFields', 'defaultRole', 'emailConfirmation'],
+      properties: {
+        /** `POST /api/auth/local/register` accepts new users. */
+        enabled: { type: 'boolean', default: true },
+        /** User attributes a registration may set besides username, email and password. */
+        allowedFields: { type: 'array', items: { type: 'string' }, default: [] },
+        /** Role type given to registered users. */
+        defaultRole: { type: 'string', default: 'authenticated' },
+        /** New users must confirm their email (needs `email.send`: without it, a configuration error). */
+        emailConfirmation: { type: 'boolean', default: false }
+      },
+      additionalProperties: false,
+      default: {}
+    },
+    /**
+     * Sends the forgot-password and confirmation emails: `send({ to, subject, text, html })`; needs
+     * `urls.resetPassword`. Without it those flows answer as Strapi does but send nothing.
+     */
+    email: {
+      type: 'object',
+      required: ['send'],
+      properties: { send: {}, from: { type: 'string' } },
+      additionalProperties: false
+    },
+    /**
+     * How long (ms) a resolved user or API token is reused before it is read again. Changes made
+     * through this process (user writes, revoked tokens) apply at once; other instances see them
+     * within this delay. 0 reads them on every request.
+     */
+    credentialsCacheMs: { type: 'integer', minimum: 0, default: 5000 },
+    /** Beyond Strapi: reading `status=draft` needs the `<uid>.findDrafts` permission too (Strapi lets anyone with `find`). */
+    draftsRequirePermission: { type: 'boolean', default: false },
+    /** Where links in emails point (the reset-password page, the confirmation redirect, this server). */
+    urls: {
+      type: 'object',
+      properties: {
+        /** This server's public URL (Strapi's `server.url`), which the confirmation link starts with. */
+        server: { type: 'string', pattern: '^https?://' },
+        resetPassword: { type: 'string' },
+        emailConfirmationRedirect: { type: 'string' }
+      },
+      additionalProperties: false,
+      default: {}
+    }
+  },
+  additionalProperties: false
+} as const
 
-const OptionsSchema = Type.Object({
-  models: Type.Array(Type.Unknown(), { default: [] }),
-  components: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
-  db: Type.Optional(Type.Unknown()),
-  pool: Type.Optional(PoolOptions),
-  shutdown: Type.Optional(ShutdownOptions),
-  notifications: Type.Optional(Type.Unknown()),
-  /** Named policies for `rest.routes` and GraphQL's `resolversConfig` (checked by rest-routes.ts). */
-  policies: Type.Optional(Type.Unknown()),
-  rest: Type.Optional(RestOptions),
-  schemaSync: Type.Optional(SchemaSyncOptions),
-  i18n: Type.Optional(I18nOptions),
-  query: Type.Optional(QueryOptions),
-  limits: Type.Optional(LimitOptions),
-  auth: Type.Optional(AuthOptions),
-  /** GraphQL options; their schema is lib/graphql/options.ts. `false` turns GraphQL off. */
-  graphql: Type.Optional(Type.Unknown()),
-  /** Upload options; their schema is lib/upload/options.ts. */
-  upload: Type.Optional(Type.Unknown()),
-  /** Webhook options; their schema is lib/options/webhooks.ts. */
-  webhooks: Type.Optional(Type.Unknown())
-}, { additionalProperties: false })
+export const OptionsSchema = {
+  type: 'object',
+  required: ['models', 'components'],
+  properties: {
+    models: { type: 'array', items: {}, default: [] },
+    components: { type: 'object', additionalProperties: {}, default: {} },
+    db: {},
+    pool: PoolOptions,
+    shutdown: ShutdownOptions,
+    notifications: {},
+    /** Named policies for `rest.routes` and GraphQL's `resolversConfig` (checked by rest-routes.ts). */
+    policies: {},
+    rest: RestOptions,
+    schemaSync: SchemaSyncOptions,
+    i18n: I18nOptions,
+    query: QueryOptions,
+    limits: LimitOptions,
+    auth: AuthOptions,
+    /** GraphQL options; their schema is lib/graphql/options.ts. `false` turns GraphQL off. */
+    graphql: {},
+    /** Upload options; their schema is lib/upload/options.ts. */
+    upload: {},
+    /** Webhook options; their schema is lib/options/webhooks.ts. */
+    webhooks: {}
+  },
+  additionalProperties: false
+} as const
 
 export interface ContentApiOptions {
   /** Content-type schemas in Strapi's format. */
@@ -339,34 +408,6 @@ export interface ResolvedOptions {
   webhooks: ResolvedWebhookOptions | null
 }
 
-function describe (path: string, message: string): string {
-  return `${path === '' ? 'options' : path.slice(1).replaceAll('/', '.')}: ${message}`
-}
-
-/**
- * TypeBox's errors as one line per problem. A union of literals (`mode: 'apply' | 'dryRun' |
- * 'off'`) fails once per member; those collapse into "must be one of ...".
- */
-function schemaProblems (value: unknown): string[] {
-  const errors = [...Value.Errors(OptionsSchema, value)].filter((e) => e.keyword !== 'boolean')
-  const allowed = new Map<string, unknown[]>()
-  for (const e of errors) {
-    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), (e.params as { allowedValue: unknown }).allowedValue])
-  }
-  const problems: string[] = []
-  for (const e of errors) {
-    if (e.keyword === 'const') continue
-    if (e.keyword === 'anyOf' && allowed.has(e.instancePath)) {
-      problems.push(describe(e.instancePath, `must be one of ${allowed.get(e.instancePath)!.map((v) => JSON.stringify(v)).join(', ')}`))
-    } else if (e.keyword === 'additionalProperties') {
-      problems.push(describe(e.instancePath, `unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`))
-    } else {
-      problems.push(describe(e.instancePath, e.message))
-    }
-  }
-  return problems
-}
-
 /**
  * The pool options configure a pool the plugin creates; set with any other `db`, they would be
  * ignored in silence. `db.max` and `pool.size` are one setting: both is a conflict.
@@ -448,9 +489,7 @@ function checkEmbedded (o: Record<string, unknown>): string[] {
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, pool: {}, shutdown: {}, ...options }
-  // Defaults first, so a key left out is filled in rather than reported missing.
-  const resolved = Value.Default(OptionsSchema, shallowCopy(input)) as ResolvedOptions
-  const problems = schemaProblems(resolved)
+  const { value: resolved, problems } = resolveSchema<ResolvedOptions>(OptionsSchema, input, '')
   problems.push(...checkDb(input.db))
   problems.push(...checkPool(input.db, options.pool))
   if (isReplicated(input.db)) {
@@ -491,12 +530,8 @@ export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
   problems.push(...checkAuth(resolved.auth))
   problems.push(...checkRestRoutes(options.rest?.routes, options.policies, Array.isArray(options.models) ? options.models : []))
   problems.push(...checkRestBatch(resolved.rest?.batch, Array.isArray(options.models) ? options.models : []))
-  // Functions and the application's objects, kept as given (TypeBox's defaulting copies objects).
-  resolved.policies = options.policies ?? {}
-  if (typeof resolved.rest === 'object' && resolved.rest !== null) resolved.rest.routes = options.rest?.routes ?? {}
-  // TypeBox's defaulting copies plain objects: the Redis client must stay the application's own.
-  const redis = options.auth?.rateLimit === false ? undefined : options.auth?.rateLimit?.redis
-  if (typeof redis === 'object' && typeof resolved.auth?.rateLimit === 'object' && resolved.auth.rateLimit !== null) resolved.auth.rateLimit.redis = redis
+  resolved.policies ??= {}
+  if (typeof resolved.rest === 'object' && resolved.rest !== null) resolved.rest.routes ??= {}
   resolved.graphql = areaOptions(() => resolveGraphqlOptions(options.graphql), problems) ?? null
   resolved.upload = areaOptions(() => resolveUploadOptions(options.upload), problems)!
   resolved.webhooks = areaOptions(() => resolveWebhookOptions(options.webhooks), problems) ?? null
@@ -560,11 +595,3 @@ function checkRateLimitStore (rateLimit: unknown): string[] {
 }
 
 /** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
-function shallowCopy (input: Record<string, unknown>): Record<string, unknown> {
-  const copy: Record<string, unknown> = { ...input }
-  for (const key of ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown', 'notifications']) {
-    const value = input[key]
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) copy[key] = { ...value }
-  }
-  return copy
-}

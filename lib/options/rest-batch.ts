@@ -1,17 +1,23 @@
-import Type, { type Static } from 'typebox'
+import type { Static } from 'typebox'
 
 /**
  * `rest.batch`: the atomic batch route (docs/batches.md), off by default: Strapi has no such
  * route, and an application may route the path itself.
  */
-export const RestBatchOptions = Type.Object({
-  /** Registers `POST <rest.prefix><path>`. */
-  enabled: Type.Boolean({ default: false }),
-  /** The route's path under `rest.prefix`; its first segment must not be a content type's. */
-  path: Type.String({ default: '/batch', pattern: '^/[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$' }),
-  /** The most operations one batch may carry; more is a 400 before anything runs. */
-  maxOperations: Type.Integer({ minimum: 1, maximum: 10000, default: 100 })
-}, { default: {}, additionalProperties: false })
+export const RestBatchOptions = {
+  type: 'object',
+  required: ['enabled', 'path', 'maxOperations'],
+  properties: {
+    /** Registers `POST <rest.prefix><path>`. */
+    enabled: { type: 'boolean', default: false },
+    /** The route's path under `rest.prefix`; its first segment must not be a content type's. */
+    path: { type: 'string', default: '/batch', pattern: '^/[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$' },
+    /** The most operations one batch may carry; more is a 400 before anything runs. */
+    maxOperations: { type: 'integer', minimum: 1, maximum: 10000, default: 100 }
+  },
+  default: {},
+  additionalProperties: false
+} as const
 
 export type ResolvedRestBatch = Static<typeof RestBatchOptions>
 

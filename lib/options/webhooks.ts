@@ -1,7 +1,7 @@
-import Type, { type Static } from 'typebox'
-import Value from 'typebox/value'
+import type { Static } from 'typebox'
 import { ConfigurationError } from '../errors.js'
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../model/webhook-events.js'
+import { resolveSchema } from './validate.js'
 
 /**
  * Webhook options (docs/options.md#webhooks, docs/extending.md#webhooks), validated with the
@@ -12,41 +12,53 @@ import { WEBHOOK_EVENTS, type WebhookEvent } from '../model/webhook-events.js'
 
 export { WEBHOOK_EVENTS, type WebhookEvent }
 
-const Endpoint = Type.Object({
-  /** Unique among the endpoints: the delivery log names it, and renaming one orphans its pending deliveries. */
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-  url: Type.String({ pattern: '^https?://' }),
-  /** Checked against `WEBHOOK_EVENTS` by `problems` (TypeBox reports at most 8 errors, one per literal of a union). */
-  events: Type.Array(Type.String(), { minItems: 1 }),
-  /** Sent with every request to it; over `defaultHeaders` (Strapi's rule). */
-  headers: Type.Record(Type.String({ minLength: 1 }), Type.String(), { default: {} }),
-  /** `false`: no event is queued for it (its pending deliveries stay, and go once it is enabled again). */
-  enabled: Type.Boolean({ default: true })
-}, { additionalProperties: false })
+const Headers = { type: 'object', additionalProperties: { type: 'string' }, default: {} } as const
 
-const WebhookOptionsSchema = Type.Object({
-  endpoints: Type.Array(Endpoint, { default: [] }),
-  /** Strapi's `server.webhooks.defaultHeaders`: sent to every endpoint. */
-  defaultHeaders: Type.Record(Type.String({ minLength: 1 }), Type.String(), { default: {} }),
-  /**
-   * Key of the HMAC-SHA256 signature header `x-webhook-signature: t=<unix seconds>,v1=<hex>` over
-   * `<t>.<body>`; no signature without it.
-   */
-  secret: Type.Optional(Type.String({ minLength: 16 })),
-  /** Longest a delivery may take (connection, request, answer); past it the attempt failed. */
-  timeoutMs: Type.Integer({ minimum: 1, default: 10000 }),
-  /** Attempts before a delivery is marked `failed` (then only `redeliver(id)` sends it again). */
-  maxAttempts: Type.Integer({ minimum: 1, default: 10 }),
-  /** First retry's delay; each next one doubles, up to `maxRetryDelayMs`, with up to 25% jitter. */
-  retryDelayMs: Type.Integer({ minimum: 1, default: 1000 }),
-  maxRetryDelayMs: Type.Integer({ minimum: 1, default: 3600000 }),
-  /** How often an idle worker looks for due deliveries (its safety net: commits wake it at once). */
-  pollIntervalMs: Type.Integer({ minimum: 10, default: 5000 }),
-  /** Most deliveries one worker claims and sends at once. */
-  batchSize: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
-  /** `false`: this instance queues events but does not deliver (another instance does). */
-  deliver: Type.Boolean({ default: true })
-}, { additionalProperties: false })
+const Endpoint = {
+  type: 'object',
+  required: ['name', 'url', 'events', 'headers', 'enabled'],
+  properties: {
+    /** Unique among the endpoints: the delivery log names it, and renaming one orphans its pending deliveries. */
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    url: { type: 'string', pattern: '^https?://' },
+    /** Checked against `WEBHOOK_EVENTS` by `problems`, for one message rather than one per event name. */
+    events: { type: 'array', items: { type: 'string' }, minItems: 1 },
+    /** Sent with every request to it; over `defaultHeaders` (Strapi's rule). */
+    headers: Headers,
+    /** `false`: no event is queued for it (its pending deliveries stay, and go once it is enabled again). */
+    enabled: { type: 'boolean', default: true }
+  },
+  additionalProperties: false
+} as const
+
+export const WebhookOptionsSchema = {
+  type: 'object',
+  required: ['endpoints', 'defaultHeaders', 'timeoutMs', 'maxAttempts', 'retryDelayMs', 'maxRetryDelayMs', 'pollIntervalMs', 'batchSize', 'deliver'],
+  properties: {
+    endpoints: { type: 'array', items: Endpoint, default: [] },
+    /** Strapi's `server.webhooks.defaultHeaders`: sent to every endpoint. */
+    defaultHeaders: Headers,
+    /**
+     * Key of the HMAC-SHA256 signature header `x-webhook-signature: t=<unix seconds>,v1=<hex>` over
+     * `<t>.<body>`; no signature without it.
+     */
+    secret: { type: 'string', minLength: 16 },
+    /** Longest a delivery may take (connection, request, answer); past it the attempt failed. */
+    timeoutMs: { type: 'integer', minimum: 1, default: 10000 },
+    /** Attempts before a delivery is marked `failed` (then only `redeliver(id)` sends it again). */
+    maxAttempts: { type: 'integer', minimum: 1, default: 10 },
+    /** First retry's delay; each next one doubles, up to `maxRetryDelayMs`, with up to 25% jitter. */
+    retryDelayMs: { type: 'integer', minimum: 1, default: 1000 },
+    maxRetryDelayMs: { type: 'integer', minimum: 1, default: 3600000 },
+    /** How often an idle worker looks for due deliveries (its safety net: commits wake it at once). */
+    pollIntervalMs: { type: 'integer', minimum: 10, default: 5000 },
+    /** Most deliveries one worker claims and sends at once. */
+    batchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
+    /** `false`: this instance queues events but does not deliver (another instance does). */
+    deliver: { type: 'boolean', default: true }
+  },
+  additionalProperties: false
+} as const
 
 export type WebhookEndpoint = Omit<Static<typeof Endpoint>, 'events'> & { events: WebhookEvent[] }
 export type ResolvedWebhookOptions = Omit<Static<typeof WebhookOptionsSchema>, 'endpoints'> & { endpoints: WebhookEndpoint[] }
@@ -64,34 +76,17 @@ export interface WebhookOptions {
   deliver?: boolean
 }
 
-/**
- * TypeBox's errors, one line per problem. Each endpoint is checked on its own, and the rest
- * without them: TypeBox stops at the first failing element of an array of objects.
- */
-function problems (value: Record<string, unknown>): string[] {
-  const endpoints = Array.isArray(value.endpoints) ? value.endpoints as unknown[] : null
-  const found = describe(WebhookOptionsSchema, endpoints === null ? value : { ...value, endpoints: [] }, 'webhooks')
-  endpoints?.forEach((endpoint, i) => {
-    found.push(...describe(Endpoint, endpoint, `webhooks.endpoints.${i}`))
-    const events = (endpoint as { events?: unknown } | null)?.events
-    if (Array.isArray(events)) {
-      events.forEach((event, j) => {
-        if (!(WEBHOOK_EVENTS as readonly unknown[]).includes(event)) found.push(`webhooks.endpoints.${i}.events.${j}: must be one of ${WEBHOOK_EVENTS.join(', ')}`)
-      })
-    }
-  })
-  return found
-}
-
-function describe (schema: typeof WebhookOptionsSchema | typeof Endpoint, value: unknown, at: string): string[] {
+/** The event names against `WEBHOOK_EVENTS`: one message per unknown name, listing the known ones. */
+function eventProblems (endpoints: unknown): string[] {
   const found: string[] = []
-  for (const e of Value.Errors(schema, value)) {
-    if (e.keyword === 'boolean') continue
-    const path = `${at}${e.instancePath.replaceAll('/', '.')}`
-    found.push(e.keyword === 'additionalProperties'
-      ? `${path}: unknown option(s) ${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`
-      : `${path}: ${e.message}`)
-  }
+  if (!Array.isArray(endpoints)) return found
+  endpoints.forEach((endpoint, i) => {
+    const events = (endpoint as { events?: unknown } | null)?.events
+    if (!Array.isArray(events)) return
+    events.forEach((event, j) => {
+      if (!(WEBHOOK_EVENTS as readonly unknown[]).includes(event)) found.push(`webhooks.endpoints.${i}.events.${j}: must be one of ${WEBHOOK_EVENTS.join(', ')}`)
+    })
+  })
   return found
 }
 
@@ -105,10 +100,8 @@ function describe (schema: typeof WebhookOptionsSchema | typeof Endpoint, value:
 export function resolveWebhookOptions (raw: WebhookOptions | undefined): ResolvedWebhookOptions | null {
   if (raw === undefined) return null
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigurationError(['webhooks: must be an object { endpoints, defaultHeaders?, secret?, ... }'])
-  const input: Record<string, unknown> = { ...raw }
-  if (Array.isArray(input.endpoints)) input.endpoints = input.endpoints.map((e: unknown) => typeof e === 'object' && e !== null ? { ...e } : e)
-  const resolved = Value.Default(WebhookOptionsSchema, input) as ResolvedWebhookOptions
-  const found = problems(resolved as unknown as Record<string, unknown>)
+  const { value: resolved, problems: found } = resolveSchema<ResolvedWebhookOptions>(WebhookOptionsSchema, raw, 'webhooks')
+  found.push(...eventProblems(resolved.endpoints))
   if (found.length === 0) {
     const seen = new Set<string>()
     for (const endpoint of resolved.endpoints) {

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import Type from 'typebox'
 import type { AccessGrant, AccessRequest } from '../auth/access.js'
 import type { BatchOperation, BatchResult } from '../documents/batch.js'
 import { toContentApiError } from '../error-handler.js'
@@ -110,8 +109,23 @@ export function registerBatchRoute (app: FastifyInstance, ctx: BatchRouteContext
     schema: documented({
       tags: ['Batch'],
       summary: 'Several creates, updates and deletes in one transaction, all applied or none',
-      body: Type.Object({ operations: Type.Array(Type.Object({ op: Type.String(), type: Type.String() }, { additionalProperties: true }), { maxItems: ctx.batch.maxOperations }) }),
-      response: { 200: Type.Object({ data: Type.Array(Type.Unknown()), meta: Type.Object({}) }), 400: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema }
+      body: {
+        type: 'object',
+        required: ['operations'],
+        properties: {
+          operations: {
+            type: 'array',
+            items: { type: 'object', required: ['op', 'type'], properties: { op: { type: 'string' }, type: { type: 'string' } }, additionalProperties: true },
+            maxItems: ctx.batch.maxOperations
+          }
+        }
+      },
+      response: {
+        200: { type: 'object', required: ['data', 'meta'], properties: { data: { type: 'array', items: {} }, meta: { type: 'object', properties: {} } } },
+        400: ErrorEnvelopeSchema,
+        403: ErrorEnvelopeSchema,
+        404: ErrorEnvelopeSchema
+      }
     }),
     handler: async (request, reply) => {
       const operations = operationsOf(request.body, ctx.batch.maxOperations)

@@ -114,7 +114,7 @@ t.test('the email flows need what they send', async (t) => {
   t.strictSame(noPage.problems, ['auth.email needs auth.urls.resetPassword (the page the reset-password email links to)'], 'a sender without the reset page')
   const all = await failure({ register: { emailConfirmation: true }, jwtSecret: 'short' }) as ConfigurationError
   t.strictSame([...all.problems].sort(), [
-    'auth.jwtSecret: must not have fewer than 16 characters', 'auth.register.emailConfirmation needs auth.email.send', SALT_REQUIRED
+    'auth.jwtSecret: must NOT have fewer than 16 characters', 'auth.register.emailConfirmation needs auth.email.send', SALT_REQUIRED
   ].sort(), 'listed with every other problem, in one error')
   const { app } = await withNodeEnv('development', async () => await start(t, {
     ...secrets, rateLimit: false, register: { emailConfirmation: true }, email: { send }, urls: { resetPassword: 'https://app.example.com/reset' }
