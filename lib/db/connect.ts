@@ -5,7 +5,7 @@ import { connectionError } from './connection-error.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { ContentApiPool, poolConfig, transactionSettings, type PoolLogger, type PoolSettings } from './pool.js'
 import { PreparedStatements } from './prepared-statements.js'
-import { createEmbedded, type EmbeddedOptions } from './embedded.js'
+import { createEmbedded, type EmbeddedDatabase, type EmbeddedOptions } from './embedded.js'
 import { PROBE_INTERVAL_MS, ReplicaReads, replicaName, type ReplicaSettings } from './replicas.js'
 
 /** One PostgreSQL server of `db: { primary, replicas }`: a connection string, or one with its pool's size. */
@@ -27,8 +27,9 @@ export interface ReplicatedDatabase extends Partial<ReplicaSettings> {
  * - a `Kysely` instance you own (the plugin never destroys it);
  * - a PostgreSQL connection string, or `{ connectionString, max }` for the pool size;
  * - `{ pglite }`, an embedded PGlite instance you own;
- * - `{ dataDir, settings, bootSnapshot, optimizeWasm }` or nothing: an embedded PGlite the plugin creates (in
- *   memory without `dataDir`) and closes with the app (lib/db/embedded.ts).
+ * - `{ dataDir, settings, bootSnapshot, optimizeWasm }` or nothing: an embedded PGlite the plugin creates
+ *   (without `dataDir`, in a scratch directory removed at close) and closes with the app
+ *   (lib/db/embedded.ts).
  */
 export type DatabaseOption =
   | Kysely<any>
@@ -166,9 +167,9 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
     return { db, reads: db, primaryReads: db, dialect: 'pglite', prepared: null, listener: null, admin: async (fn) => await fn(db), close: async () => { await db.destroy() } }
   }
   const embedded: EmbeddedOptions = option ?? {}
-  let created: PGlite | null = null
+  let created: EmbeddedDatabase | null = null
   const db = new Kysely<any>({
-    dialect: new PGliteDialect({ pglite: async () => (created = await createEmbedded(embedded)), closeOnDestroy: true })
+    dialect: new PGliteDialect({ pglite: async () => (created = await createEmbedded(embedded)).pglite, closeOnDestroy: true })
   })
   return {
     db,
@@ -179,6 +180,12 @@ export function connect (option: DatabaseOption, settings: PoolSettings, log: Po
     listener: null,
     admin: async (fn) => await fn(db),
     // Closing waits for the session's holder; past the grace the instance is closed under it.
-    close: async (graceMs) => { await closeWithin(graceMs, async () => { await db.destroy() }, () => { created?.close().catch(() => {}) }) }
+    close: async (graceMs) => {
+      try {
+        await closeWithin(graceMs, async () => { await db.destroy() }, () => { created?.pglite.close().catch(() => {}) })
+      } finally {
+        created?.remove()
+      }
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { existsSync, openAsBlob, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, openAsBlob, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { rename, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -12,7 +12,11 @@ export type EmbeddedSettingValue = string | number | boolean
 
 /** The embedded PGlite the plugin creates (`db: { dataDir, settings, bootSnapshot, optimizeWasm }` or no `db`). */
 export interface EmbeddedOptions {
-  /** Where the data is kept; in memory (lost at close) when omitted. */
+  /**
+   * Where the data is kept. Omitted: a new directory in the system's temporary directory, removed
+   * when the app closes or the process exits (`scratchDataDir`); `'memory://'` keeps the files in
+   * the process's memory instead.
+   */
   dataDir?: string
   /** PostgreSQL settings (`shared_buffers`, `work_mem`...), over `EMBEDDED_SETTINGS`. */
   settings?: Readonly<Record<string, EmbeddedSettingValue>>
@@ -37,11 +41,11 @@ export interface EmbeddedOptions {
  * The embedded server's PostgreSQL settings unless `settings` says otherwise. PGlite's own default
  * of `shared_buffers` is 128 MB, every page of which the WebAssembly heap ends up holding: the
  * resident set of an idle embedded app was 300-800 MiB. An embedded database serves one process
- * from files the operating system caches anyway (or from memory), so a small buffer pool costs
- * little; docs/operations.md has the measurements.
+ * from files the operating system caches anyway, so a small buffer pool costs little: 8 MB held
+ * the idle example app 10 MiB under 16 MB (docs/operations.md has the measurements).
  */
 export const EMBEDDED_SETTINGS: Readonly<Record<string, EmbeddedSettingValue>> = {
-  shared_buffers: '16MB',
+  shared_buffers: '8MB',
   wal_buffers: '1MB',
   temp_buffers: '2MB'
 }
@@ -87,15 +91,88 @@ async function snapshotBlob (file: string): Promise<Blob | null> {
 }
 
 /**
- * Starts the embedded PGlite. A new cluster starts from the boot snapshot when there is one
+ * The directories of databases without a `dataDir`, in the temporary directory:
+ * `<prefix><PID namespace>-<pid>-<random>`. A PID means something only in its namespace: containers
+ * sharing a temporary directory each see their own, and none removes another's.
+ */
+const SCRATCH_PREFIX = 'fastify-content-api-db-'
+
+/** This process's PID namespace (Linux: the inode of /proc/self/ns/pid); elsewhere one for all. */
+function pidNamespace (): string {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? 'pid'
+  } catch {
+    return 'pid'
+  }
+}
+
+/** Whether process `pid` runs (one of another user counts: it may not be signalled, but it runs). */
+function running (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * A new directory for the files of a database without a `dataDir`, and its removal, which runs
+ * once: when the database closes, or when the process exits without closing it. A process killed
+ * first leaves its directory: the next one made in this temporary directory removes those of
+ * processes of its PID namespace that no longer run.
+ *
+ * Why not PGlite's memory file system: there the database's files live in the process, as
+ * JavaScript buffers (a new cluster's 40 MiB, grown by doubling), and loading the boot snapshot
+ * leaves about 100 MiB of buffers that only a full collection frees. An idle example app was
+ * 360 MiB there, 200 MiB with its files on disk (docs/operations.md#embedded-pglite-memory-and-start-up),
+ * for writes about 10% slower. `dataDir: 'memory://'` still chooses PGlite's memory file system.
+ */
+export function scratchDataDir (): { dataDir: string, remove: () => void } {
+  const parent = tmpdir()
+  const mine = `${SCRATCH_PREFIX}${pidNamespace()}-`
+  for (const name of readdirSync(parent)) {
+    const pid = name.startsWith(mine) ? Number.parseInt(name.slice(mine.length), 10) : NaN
+    if (Number.isInteger(pid) && pid !== process.pid && !running(pid)) rmSync(join(parent, name), { recursive: true, force: true })
+  }
+  const dataDir = mkdtempSync(join(parent, `${mine}${process.pid}-`))
+  const remove = (): void => {
+    process.off('exit', remove)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  process.on('exit', remove)
+  return { dataDir, remove }
+}
+
+/** A started embedded database, and what its closing leaves to remove (nothing with a `dataDir`). */
+export interface EmbeddedDatabase {
+  pglite: PGlite
+  /** Removes a database's scratch directory (`scratchDataDir`), after it has closed. */
+  remove: () => void
+}
+
+/**
+ * Starts the embedded PGlite, in `dataDir` or, without one, in a scratch directory removed at
+ * close (`scratchDataDir`). A new cluster starts from the boot snapshot when there is one
  * (`initdb` is most of a cold start: about 2 s of CPU, and its WebAssembly heap stays with the
  * process), and the first start without one writes it, under another name then renamed, so that
  * no process reads a half-written file. A snapshot that does not load is removed and `initdb` runs.
  */
-export async function createEmbedded (options: EmbeddedOptions): Promise<PGlite> {
+export async function createEmbedded (options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   // Loaded lazily: applications on PostgreSQL never pay for the WASM module.
   const { PGlite } = await import('@electric-sql/pglite')
   if (options.optimizeWasm === false) setFlagsFromString('--liftoff-only')
+  if (options.dataDir !== undefined) return { pglite: await startEmbedded(PGlite, options), remove: () => {} }
+  const scratch = scratchDataDir()
+  try {
+    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: scratch.dataDir }), remove: scratch.remove }
+  } catch (err) {
+    scratch.remove()
+    throw err
+  }
+}
+
+async function startEmbedded (PGlite: typeof import('@electric-sql/pglite').PGlite, options: EmbeddedOptions): Promise<PGlite> {
   const base: PGliteOptions = { startParams: startParams(PGlite, options.settings ?? {}), ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}) }
   const snapshot = options.bootSnapshot === undefined ? defaultBootSnapshot() : options.bootSnapshot
   if (snapshot === false || hasCluster(options.dataDir)) return await PGlite.create(base)

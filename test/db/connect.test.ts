@@ -3,6 +3,9 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import { PGlite } from '@electric-sql/pglite'
@@ -18,6 +21,8 @@ import { article } from '../fixtures/models.js'
 
 // Several embedded PGlite instances boot here (seconds each, much more on a loaded machine).
 t.setTimeout(300_000)
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** Content types are private by default: these tests read and write as the public role. */
 const ARTICLE_ACTIONS = ['find', 'findOne', 'create'].map((action) => `api::article.article.${action}`)
@@ -117,6 +122,80 @@ t.test('omitted: an in-memory PGlite', async (t) => {
   }), /read-only transaction/, 'setAccessMode')
 })
 
+/** This process's scratch directories (lib/db/embedded.ts `scratchDataDir`), and another's. */
+async function scratchDirs (pid = process.pid): Promise<string[]> {
+  const named = new RegExp(`^fastify-content-api-db-[^-]+-${pid}-`)
+  return (await readdir(tmpdir())).filter((name) => named.test(name)).map((name) => join(tmpdir(), name))
+}
+
+/** A child process that starts the plugin without `db` and then `end`s: exits, or waits to be killed. */
+function embeddedChild (end: 'exit' | 'wait'): ChildProcess {
+  const script = `
+    import Fastify from 'fastify'
+    import contentApi from './lib/index.ts'
+    import { article } from './test/fixtures/models.ts'
+    const app = Fastify({ logger: false, pluginTimeout: 120_000 })
+    await app.register(contentApi, { models: [article], auth: { jwtSecret: 'test-jwt-secret-0123456789', apiTokenSalt: 'test-api-token-salt-0123456789' } })
+    await app.ready()
+    console.log('ready')
+    ${end === 'exit' ? 'process.exit(0)' : 'setInterval(() => {}, 1000)'}
+  `
+  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+}
+
+async function readyOrExit (child: ChildProcess): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('ready')) resolve() })
+    child.once('exit', () => { resolve() })
+    child.once('error', reject)
+  })
+}
+
+t.test('omitted: the files are in a scratch directory, removed at close, at exit, or by the next start', async (t) => {
+  const before = await scratchDirs()
+  const app = await start(undefined)
+  const made = (await scratchDirs()).filter((dir) => !before.includes(dir))
+  t.equal(made.length, 1, 'one new directory in the temporary directory')
+  t.ok((await stat(join(made[0], 'PG_VERSION'))).isFile(), 'holding the cluster')
+  await app.close()
+  await t.rejects(stat(made[0]), { code: 'ENOENT' }, 'removed when the app closes')
+
+  const memory = await start({ dataDir: 'memory://' })
+  t.same((await scratchDirs()).filter((dir) => !before.includes(dir)), [], 'memory:// keeps the files in memory: no directory')
+  await memory.close()
+
+  // A process that exits without closing the app removes its directory as it exits.
+  const exiting = embeddedChild('exit')
+  await once(exiting, 'exit')
+  t.equal(exiting.exitCode, 0)
+  t.same(await scratchDirs(exiting.pid), [], 'removed at exit')
+
+  // A killed process cannot: the next start in this temporary directory removes it, and only
+  // those of processes that no longer run.
+  const killed = embeddedChild('wait')
+  t.teardown(() => { killed.kill('SIGKILL') })
+  await readyOrExit(killed)
+  const left = await scratchDirs(killed.pid)
+  t.equal(left.length, 1, 'a running process\'s directory')
+  const next = await start(undefined)
+  t.same(await scratchDirs(killed.pid), left, 'kept while its process runs')
+  await next.close()
+  killed.kill('SIGKILL')
+  await once(killed, 'exit')
+  t.same(await scratchDirs(killed.pid), left, 'left by the killed process')
+  const after = await start(undefined)
+  t.teardown(() => after.close())
+  t.same(await scratchDirs(killed.pid), [], 'removed by the next start')
+
+  // One of another PID namespace (another container on a shared temporary directory): its PID
+  // says nothing here, so it stays.
+  const foreign = join(tmpdir(), `fastify-content-api-db-1-${killed.pid!}-other`)
+  await writeFile(foreign, '')
+  t.teardown(() => rm(foreign, { force: true }))
+  await (await start(undefined)).close()
+  t.ok((await stat(foreign)).isFile(), 'another namespace\'s directory is left alone')
+})
+
 t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
@@ -125,7 +204,7 @@ t.test('the embedded PGlite: small buffers unless db.settings says otherwise, ne
     (await sql<{ value: string }>`select current_setting(${name}) as value`.execute(app.contentApi.db)).rows[0].value
 
   const first = await start({ bootSnapshot })
-  t.equal(await setting(first, 'shared_buffers'), '16MB', 'the default buffer pool is small')
+  t.equal(await setting(first, 'shared_buffers'), '8MB', 'the default buffer pool is small')
   t.ok((await stat(bootSnapshot)).size > 1_000_000, 'the first new cluster wrote the boot snapshot')
   await createArticle(first, 'First')
   await first.close()
@@ -143,7 +222,7 @@ t.test('the embedded PGlite: small buffers unless db.settings says otherwise, ne
   const third = await start({ dataDir, bootSnapshot })
   t.teardown(() => third.close())
   t.same(await titles(third), ['In the data directory'], 'an existing data directory is resumed, not replaced by the snapshot')
-  t.equal(await setting(third, 'shared_buffers'), '16MB', 'settings are per start, not stored in the cluster')
+  t.equal(await setting(third, 'shared_buffers'), '8MB', 'settings are per start, not stored in the cluster')
 })
 
 t.test('the embedded PGlite: a boot snapshot that does not load is replaced', async (t) => {

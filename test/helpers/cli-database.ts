@@ -34,7 +34,7 @@ export async function cliDatabase (prefix: string): Promise<CliDatabase> {
     // The application has usually created its data directory by the time the CLI runs. Made as the
     // application makes it: from the boot snapshot (an initdb when there is none yet, over 10 s on a
     // loaded machine: past Fastify's default plugin timeout, which the CLI's app keeps).
-    await (await createEmbedded({ dataDir })).close()
+    await (await createEmbedded({ dataDir })).pglite.close()
   }
   tap.teardown(async () => {
     if (dialectName === 'postgres') await admin(`drop schema if exists "${schema}" cascade`)

@@ -66,7 +66,7 @@ t.test('what the schemas leave open is the application\'s own object', async (t)
   const redis = new FakeRedis()
   const send = (): void => {}
   const policies = { isOwner: () => true }
-  const provider: UploadProvider = { upload: async () => ({ url: '/uploads/x' }), delete: async () => {} }
+  const provider: UploadProvider = { name: 'memory', upload: async () => ({ url: '/uploads/x' }), delete: async () => {} }
   const models = [article]
   const resolved = resolveOptions({
     models,
