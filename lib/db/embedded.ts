@@ -21,7 +21,7 @@ export interface EmbeddedOptions {
   /** PostgreSQL settings (`shared_buffers`, `work_mem`...), over `EMBEDDED_SETTINGS`. */
   settings?: Readonly<Record<string, EmbeddedSettingValue>>
   /**
-   * A file holding a freshly initialised cluster, from which a new database (in memory, or an
+   * A file holding a freshly initialised cluster, from which a new database (no `dataDir`, or an
    * empty `dataDir`) starts instead of running `initdb`; written on first need. `false`: run
    * `initdb` every time. Default: a file per PGlite version in the system's temporary directory.
    */

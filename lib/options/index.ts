@@ -315,7 +315,7 @@ export interface ContentApiOptions {
   models: readonly ContentTypeSchema[]
   /** Component schemas keyed by uid (`<category>.<name>`). */
   components?: Readonly<Record<string, ComponentSchema>>
-  /** Where documents are stored; embedded in-memory PGlite when omitted. */
+  /** Where documents are stored; an embedded PGlite, thrown away at close, when omitted. */
   db?: DatabaseOption
   /** The pool created from a connection string: size and timeouts (docs/operations.md). */
   pool?: Partial<Static<typeof PoolOptions>>
