@@ -136,12 +136,21 @@ export function scratchDataDir (): { dataDir: string, remove: () => void } {
     if (Number.isInteger(pid) && pid !== process.pid && !running(pid)) rmSync(join(parent, name), { recursive: true, force: true })
   }
   const dataDir = mkdtempSync(join(parent, `${mine}${process.pid}-`))
+  if (openScratchDirs.size === 0) process.on('exit', removeOpenScratchDirs)
+  openScratchDirs.add(dataDir)
   const remove = (): void => {
-    process.off('exit', remove)
+    if (!openScratchDirs.delete(dataDir)) return
+    if (openScratchDirs.size === 0) process.off('exit', removeOpenScratchDirs)
     rmSync(dataDir, { recursive: true, force: true })
   }
-  process.on('exit', remove)
   return { dataDir, remove }
+}
+
+/** This process's scratch directories not yet removed; one `exit` listener for all (a test may open dozens of apps). */
+const openScratchDirs = new Set<string>()
+
+function removeOpenScratchDirs (): void {
+  for (const dir of openScratchDirs) rmSync(dir, { recursive: true, force: true })
 }
 
 /** A started embedded database, and what its closing leaves to remove (nothing with a `dataDir`). */

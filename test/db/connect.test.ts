@@ -153,12 +153,17 @@ async function readyOrExit (child: ChildProcess): Promise<void> {
 
 t.test('omitted: the files are in a scratch directory, removed at close, at exit, or by the next start', async (t) => {
   const before = await scratchDirs()
+  const exitListeners = process.listenerCount('exit')
   const app = await start(undefined)
   const made = (await scratchDirs()).filter((dir) => !before.includes(dir))
   t.equal(made.length, 1, 'one new directory in the temporary directory')
   t.ok((await stat(join(made[0], 'PG_VERSION'))).isFile(), 'holding the cluster')
+  const second = await start(undefined)
+  t.equal(process.listenerCount('exit'), exitListeners + 1, 'one exit listener for all the open ones')
   await app.close()
   await t.rejects(stat(made[0]), { code: 'ENOENT' }, 'removed when the app closes')
+  await second.close()
+  t.equal(process.listenerCount('exit'), exitListeners, 'and none once they are closed')
 
   const memory = await start({ dataDir: 'memory://' })
   t.same((await scratchDirs()).filter((dir) => !before.includes(dir)), [], 'memory:// keeps the files in memory: no directory')
