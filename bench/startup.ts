@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url'
  * process per run:
  *
  * - `postgres`: on PostgreSQL (`DATABASE_URL`), already seeded (a first, discarded run seeds it);
- * - `pglite-memory`: embedded PGlite in memory, the example's default (`npm start`): boots, syncs
- *   the schema and seeds at every start;
+ * - `pglite-memory`: embedded PGlite without a data directory, the example's default (`npm start`):
+ *   boots, syncs the schema and seeds at every start, its files in a scratch directory;
  * - `pglite-new-dir`: embedded PGlite in a new, empty data directory (boots, seeds);
  * - `pglite-dir`: embedded PGlite in a data directory that already holds the seeded blog.
  *

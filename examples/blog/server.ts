@@ -4,7 +4,7 @@ import { models } from './models.js'
 import { seed } from './seed.js'
 
 /**
- * The blog example: the content API on embedded PGlite (in memory, or in `DATA_DIR`), or on
+ * The blog example: the content API on embedded PGlite (thrown away at exit, or kept in `DATA_DIR`), or on
  * PostgreSQL when `DATABASE_URL` is set, seeded on first start.
  *
  *   npm start
@@ -50,7 +50,7 @@ process.once('SIGTERM', close)
 const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/api`
 const where = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ''
   ? 'PostgreSQL (DATABASE_URL)'
-  : process.env.DATA_DIR !== undefined && process.env.DATA_DIR !== '' ? `PGlite in ${process.env.DATA_DIR}` : 'in-memory PGlite'
+  : process.env.DATA_DIR !== undefined && process.env.DATA_DIR !== '' ? `PGlite in ${process.env.DATA_DIR}` : 'a throwaway PGlite'
 console.log(`Blog content API on ${where}, ${created > 0 ? `seeded ${created} documents` : 'already seeded'}.
 Try (curl -g keeps the brackets literal):
 

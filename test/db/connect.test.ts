@@ -100,7 +100,7 @@ t.test('{ dataDir }: the data survives closing and re-opening the app', async (t
   t.same(second.contentApi.schemaPlan.statements, [], 'the schema is already there: nothing to sync')
 })
 
-t.test('omitted: an in-memory PGlite', async (t) => {
+t.test('omitted: a throwaway embedded PGlite', async (t) => {
   const app = await start(undefined)
   t.teardown(() => app.close())
   const documentId = await createArticle(app, 'In memory')
