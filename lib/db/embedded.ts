@@ -135,6 +135,7 @@ export function scratchDataDir (): { dataDir: string, remove: () => void } {
     const pid = name.startsWith(mine) ? Number.parseInt(name.slice(mine.length), 10) : NaN
     if (Number.isInteger(pid) && pid !== process.pid && !running(pid)) rmSync(join(parent, name), { recursive: true, force: true })
   }
+  // Throws where the temporary directory cannot be written: the caller then keeps the files in memory.
   const dataDir = mkdtempSync(join(parent, `${mine}${process.pid}-`))
   if (openScratchDirs.size === 0) process.on('exit', removeOpenScratchDirs)
   openScratchDirs.add(dataDir)
@@ -172,7 +173,14 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<Embedde
   const { PGlite } = await import('@electric-sql/pglite')
   if (options.optimizeWasm === false) setFlagsFromString('--liftoff-only')
   if (options.dataDir !== undefined) return { pglite: await startEmbedded(PGlite, options), remove: () => {} }
-  const scratch = scratchDataDir()
+  let scratch: ReturnType<typeof scratchDataDir>
+  try {
+    scratch = scratchDataDir()
+  } catch {
+    // A read-only or full temporary directory: PGlite's memory file system still works, at the
+    // memory cost scratchDataDir avoids.
+    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: 'memory://' }), remove: () => {} }
+  }
   try {
     return { pglite: await startEmbedded(PGlite, { ...options, dataDir: scratch.dataDir }), remove: scratch.remove }
   } catch (err) {

@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import contentApi, { type DatabaseOption } from '../../lib/index.js'
+import { defaultBootSnapshot } from '../../lib/db/embedded.js'
 import { createTestDatabase, DATABASE_URL } from '../helpers/database.js'
 import { article } from '../fixtures/models.js'
 
@@ -199,6 +200,29 @@ t.test('omitted: the files are in a scratch directory, removed at close, at exit
   t.teardown(() => rm(foreign, { force: true }))
   await (await start(undefined)).close()
   t.ok((await stat(foreign)).isFile(), 'another namespace\'s directory is left alone')
+})
+
+t.test('omitted, where the temporary directory cannot be written: the files stay in memory', async (t) => {
+  const realTmp = tmpdir()
+  const bootSnapshot = defaultBootSnapshot()
+  const before = await scratchDirs()
+  const notADirectory = join(realTmp, `fca-not-a-dir-${randomBytes(4).toString('hex')}`)
+  await writeFile(notADirectory, '')
+  t.teardown(() => rm(notADirectory, { force: true }))
+  const saved = process.env.TMPDIR
+  process.env.TMPDIR = notADirectory
+  let app: FastifyInstance
+  try {
+    // The boot snapshot named where it is (its default path follows TMPDIR too).
+    app = await start({ bootSnapshot })
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = saved
+  }
+  t.teardown(() => app.close())
+  await createArticle(app, 'Kept in memory')
+  t.same(await titles(app), ['Kept in memory'], 'the app starts and works')
+  t.same((await scratchDirs()).filter((dir) => !before.includes(dir)), [], 'no directory made anywhere')
 })
 
 t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', async (t) => {
