@@ -593,5 +593,3 @@ function checkRateLimitStore (rateLimit: unknown): string[] {
     typeof (redis as { on?: unknown }).on === 'function') return []
   return ['auth.rateLimit.redis: must be an ioredis client (new Redis(...)) or a redis:// or rediss:// URL']
 }
-
-/** Copies the option objects TypeBox fills with defaults, leaving models and the db handle shared. */
