@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { existsSync, mkdtempSync, openAsBlob, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, openAsBlob, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { rename, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -182,14 +182,15 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<Embedde
     return { pglite: await startEmbedded(PGlite, { ...options, dataDir: 'memory://' }), remove: () => {} }
   }
   try {
-    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: scratch.dataDir }), remove: scratch.remove }
+    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: scratch.dataDir }, true), remove: scratch.remove }
   } catch (err) {
     scratch.remove()
     throw err
   }
 }
 
-async function startEmbedded (PGlite: typeof import('@electric-sql/pglite').PGlite, options: EmbeddedOptions): Promise<PGlite> {
+/** `scratch`: `dataDir` is the plugin's own scratch directory, which holds nothing to keep. */
+async function startEmbedded (PGlite: typeof import('@electric-sql/pglite').PGlite, options: EmbeddedOptions, scratch = false): Promise<PGlite> {
   const base: PGliteOptions = { startParams: startParams(PGlite, options.settings ?? {}), ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}) }
   const snapshot = options.bootSnapshot === undefined ? defaultBootSnapshot() : options.bootSnapshot
   if (snapshot === false || hasCluster(options.dataDir)) return await PGlite.create(base)
@@ -206,10 +207,13 @@ async function startEmbedded (PGlite: typeof import('@electric-sql/pglite').PGli
       return await PGlite.create({ ...base, loadDataDir: saved })
     } catch (err) {
       await unlink(snapshot).catch(() => {})
-      // A half-extracted data directory would be resumed as if it were a cluster: left for the
-      // operator (the next start, without the removed snapshot, runs initdb in an empty one).
+      // A half-extracted data directory would be resumed as if it were a cluster: the
+      // application's is left for the operator (the next start, without the removed snapshot,
+      // runs initdb in an empty one); a scratch directory is emptied, and initdb runs now.
       if (options.dataDir !== undefined && hasCluster(options.dataDir)) {
-        throw new Error(`PGlite could not start from the boot snapshot ${snapshot} in ${options.dataDir}; remove that directory and start again`, { cause: err })
+        if (!scratch) throw new Error(`PGlite could not start from the boot snapshot ${snapshot} in ${options.dataDir}; remove that directory and start again`, { cause: err })
+        rmSync(options.dataDir, { recursive: true, force: true })
+        mkdirSync(options.dataDir)
       }
     }
   }

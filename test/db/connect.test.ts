@@ -283,6 +283,21 @@ t.test('the embedded PGlite: a boot snapshot that does not load into a new dataD
   t.same(await titles(again), ['After initdb'], 'the directory initdb made is resumed')
 })
 
+t.test('the embedded PGlite: a boot snapshot that extracts but does not start, with no dataDir, is replaced', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const bootSnapshot = join(dir, 'boot.tar')
+  // A cluster's version file and nothing else: extracted, then refused by PostgreSQL.
+  await writeFile(bootSnapshot, Buffer.concat([tarEntry('PG_VERSION', Buffer.from('17\n')), Buffer.alloc(1024)]))
+  const before = await scratchDirs()
+  const app = await start({ bootSnapshot })
+  t.teardown(() => app.close())
+  await createArticle(app, 'After initdb')
+  t.same(await titles(app), ['After initdb'], 'the scratch directory was emptied and initdb ran')
+  t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the broken one')
+  t.equal((await scratchDirs()).filter((d) => !before.includes(d)).length, 1, 'one scratch directory, in use')
+})
+
 /** One ustar record: a header (its checksum computed as tar does) and the data padded to 512 bytes. */
 function tarEntry (name: string, data: Buffer): Buffer {
   const header = Buffer.alloc(512)
