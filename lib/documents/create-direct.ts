@@ -7,6 +7,7 @@ import { toColumns } from './columns.js'
 import { draftOnly } from './publication.js'
 import type { RelationInput, RelationRef } from './relation-input.js'
 import type { PreparedWrite, ServiceContext } from './types.js'
+import type { ChangeAction } from './change-events.js'
 import { uniqueLockKey, uniqueValues } from './unique.js'
 
 /**
@@ -26,7 +27,8 @@ import { uniqueLockKey, uniqueValues } from './unique.js'
  * union all select * from (select 1, ... from "categories" ... for no key update) as "t1"
  * union all select -1, null, pg_advisory_xact_lock(hashtext($5), hashtext($6))::text, null;
  * -- 2. every row (the draft, and its published copy) and every link of both, at the end of each target's list,
- * --    and whether each unique value was taken before this statement
+ * --    whether each unique value was taken before this statement, and the change's notification to other
+ * --    instances (with notifications on), which the transaction then does not send again
  * with "rows" as (insert into "articles" (...) values ($1, ..., null), ($1, ..., $9) returning "id"),
  *   "l0" as (insert into "articles_authors_lnk" ("article_id", "author_id", "author_ord", "article_ord")
  *     select r."id", v."target", v."position", coalesce((select max(o."article_ord") from "articles_authors_lnk" as o
@@ -34,6 +36,7 @@ import { uniqueLockKey, uniqueValues } from './unique.js'
  *     from "rows" as r cross join unnest($10::integer[], $11::double precision[]) with ordinality as v("target", "position", "n")
  *     order by r."id", v."n")
  * select exists (select 1 from "articles" as t where t."slug" = $12 and t."locale" = $13) as "u0"
+ *   from (select pg_notify('content_api_' || md5(current_schema()), $14)) as "n"
  * ```
  *
  * The first statement's locks come before the second statement's snapshot, so the `max + 1` of
@@ -94,7 +97,7 @@ function directRelations (ctx: ServiceContext, write: PreparedWrite): PlannedRel
  * conditions and reads the document back afterwards, as for the general path.
  */
 export async function createDirect (
-  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, write: PreparedWrite
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, write: PreparedWrite, action: ChangeAction
 ): Promise<boolean> {
   const relations = directRelations(ctx, write)
   if (relations === null) return false
@@ -158,15 +161,18 @@ export async function createDirect (
   const parameters: unknown[] = Object.values(columns)
   const published = !model.draftAndPublish || write.status === 'published'
   if (published) parameters.push(now)
-  const key = [
-    'insert', names.join(','), model.draftAndPublish, published,
-    links.map((l) => l.relation.association.name).join(','),
-    unique.map(([f]) => f.column).join(','), draftOnly(model, write.status)
-  ].join('\0')
   for (const { targets, positions } of links) parameters.push(targets, positions)
   for (const [, value] of unique) parameters.push(value)
   if (model.localized && unique.length > 0) parameters.push(write.locale)
-  const text = textOf(model, key, () => insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status)))
+  // The change event, announced to other instances by this statement rather than one of its own.
+  const announcement = ctx.changes.announcement(trx, { uid: model.uid, action, documentId }, parameters.length + 1)
+  if (announcement !== null) parameters.push(...announcement.parameters)
+  const key = [
+    'insert', names.join(','), model.draftAndPublish, published,
+    links.map((l) => l.relation.association.name).join(','),
+    unique.map(([f]) => f.column).join(','), draftOnly(model, write.status), announcement?.text ?? ''
+  ].join('\0')
+  const text = textOf(model, key, () => insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status), announcement?.text ?? null))
   ctx.prepared?.add(text)
   const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<Record<string, boolean>> }
   if (!Object.values(result.rows[0] ?? {}).some((taken) => taken === true)) return true
@@ -197,7 +203,7 @@ function lockText (tables: readonly string[], localized: readonly boolean[], uni
 }
 
 function insertText (
-  model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean
+  model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean, announcement: string | null
 ): string {
   const table = quoteIdent(model.tableName)
   const values = names.map((_, i) => `$${i + 1}`).join(', ')
@@ -224,5 +230,7 @@ function insertText (
     if (draftsOnly) scope.push('t."published_at" is null')
     return `exists (select 1 from ${table} as t where ${scope.join(' and ')}) as "u${index}"`
   })
-  return `with ${ctes.join(', ')} select ${checks.length === 0 ? 'false as "u"' : checks.join(', ')}`
+  // The notification's call in the from clause: evaluated once, whatever the select list holds.
+  const from = announcement === null ? '' : ` from (select ${announcement}) as "n"`
+  return `with ${ctes.join(', ')} select ${checks.length === 0 ? 'false as "u"' : checks.join(', ')}${from}`
 }

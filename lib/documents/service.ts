@@ -294,7 +294,7 @@ export class DocumentService {
       const hooks = await this.#before('Create', 'create', p)
       const write = await prepareWrite(this.model, this.#ctx, hooks?.params as WriteParams ?? p, false)
       return await this.#write(this.#change('create', (doc) => doc.documentId), async (trx) => {
-        const doc = await createDocument(trx, this.model, this.#ctx, write)
+        const doc = await createDocument(trx, this.model, this.#ctx, write, 'create')
         await queueWritten(trx, this.model, this.#ctx, 'create', doc)
         return doc
       }, hooks)

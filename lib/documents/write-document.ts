@@ -15,6 +15,7 @@ import { readInTransaction, readWrittenCached } from './reader.js'
 import { assertPublishable, draftOnly, publishVersion } from './publication.js'
 import { checkWritten, conditionsOn, permits, writableRows } from './row-access.js'
 import type { AssociationWrite, Document, PreparedWrite, ServiceContext, WriteParams } from './types.js'
+import type { ChangeAction } from './change-events.js'
 import { enforceUnique } from './unique.js'
 import { deleteRows } from './versions.js'
 
@@ -29,7 +30,9 @@ import { deleteRows } from './versions.js'
  * Creates a document from a prepared write: locks the documents its relations name, inserts its
  * first row (and publishes it unless `status: 'draft'`), checks the caller's row-level
  * conditions on it, and reads it back. A write whose associations are relations only takes
- * create-direct.ts's three statements (locks, rows and links, re-read); the general path below
+ * create-direct.ts's three statements (locks, rows and links, re-read), the second of which
+ * also announces the write to other instances, as the change event `action` (the one the
+ * caller's transaction announces: write-transaction.ts); the general path below
  * takes every other one, and those the direct path hands back (a missing target, a taken unique
  * value) to answer as it always has.
  *
@@ -40,9 +43,9 @@ import { deleteRows } from './versions.js'
  * select row_to_json(r)::text as "data" from (select ... from "articles" as t where ... and t.document_id = $3 limit 1) as r
  * ```
  */
-export async function createDocument (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, write: PreparedWrite): Promise<Document> {
+export async function createDocument (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, write: PreparedWrite, action: ChangeAction): Promise<Document> {
   const documentId = createDocumentId()
-  if (!(await createDirect(trx, model, ctx, documentId, write))) {
+  if (!(await createDirect(trx, model, ctx, documentId, write, action))) {
     await lockWrite(trx, model, ctx, null, write.associations)
     await insertVersion(trx, model, ctx, { ...write, documentId })
   }
@@ -157,7 +160,7 @@ export async function upsertSingle (trx: Transaction<any>, model: ContentType, c
   if (existing === null) {
     // `If-Match` on a document that does not exist yet fails (RFC 9110: no current representation).
     await checkPrecondition(trx, model, ctx, null, params.ifMatch)
-    return await createDocument(trx, model, ctx, await prepareWrite(model, ctx, params, false))
+    return await createDocument(trx, model, ctx, await prepareWrite(model, ctx, params, false), 'update')
   }
   const updated = await updateDocument(trx, model, ctx, existing, await prepareWrite(model, ctx, params, true), params.ifMatch)
   if (updated === null) throw new NotFoundError()

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import contentApi from '../../lib/index.js'
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import contentApi, { type ChangeEvent } from '../../lib/index.js'
+import { createTestDatabase, DATABASE_URL, dialectName, type TestDatabase } from '../helpers/database.js'
 import { StatementCounter } from '../helpers/statements.js'
 import { oracleOptions } from '../fixtures/oracle/models.js'
 
@@ -19,7 +19,15 @@ const ARTICLE = 'api::article.article'
 
 interface Setup { app: FastifyInstance, counter: StatementCounter, database: TestDatabase, ids: Record<string, string> }
 
-async function setup (t: Test): Promise<Setup> {
+/** Notifications for a Kysely given on the test's schema: the listener's session in that schema, so that the derived channel is the writers'. */
+function notificationsOf (database: TestDatabase): { connectionString: string } {
+  const url = new URL(DATABASE_URL!)
+  url.searchParams.set('options', `-c search_path=${database.schema}`)
+  return { connectionString: url.toString() }
+}
+
+/** `notify`: with notifications on (PostgreSQL), as an app with other instances runs. */
+async function setup (t: Test, notify = false): Promise<Setup> {
   const database = await createTestDatabase()
   const counter = new StatementCounter()
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
@@ -27,7 +35,13 @@ async function setup (t: Test): Promise<Setup> {
     await app.close()
     await database.drop()
   })
-  await app.register(contentApi, { ...oracleOptions, graphql: false, auth: { ...oracleOptions.auth, rateLimit: false }, db: database.db.withPlugin(counter) })
+  await app.register(contentApi, {
+    ...oracleOptions,
+    graphql: false,
+    auth: { ...oracleOptions.auth, rateLimit: false },
+    db: database.db.withPlugin(counter),
+    ...(notify ? { notifications: notificationsOf(database) } : {})
+  })
   await app.ready()
   await app.contentApi.permissions.grant('public', [`${ARTICLE}.create`, `${ARTICLE}.find`, 'api::category.category.find', 'api::author.author.find'])
   const ids: Record<string, string> = {}
@@ -108,4 +122,48 @@ t.test('a generated slug already taken gets its suffix; a given one is a 400', a
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from articles_authors_lnk l join articles a on a.id = l.article_id
     where a.document_id = ${second.body.data.documentId as string}`.execute(s.database.db)
   t.equal(rows[0].n, 2, 'the suffixed document has the links of both versions, once each')
+})
+
+/**
+ * With other instances to tell (PostgreSQL, notifications on), the direct create announces itself
+ * in its second statement (create-direct.ts) instead of a `select pg_notify(...)` of its own. A
+ * second app on the same schema is the other instance: it hears each committed create once, as
+ * the general path's writes, and nothing of one that rolled back after its statement had run.
+ */
+t.test('with other instances: the create announces itself in its own statement, once, on commit only', { skip: dialectName === 'postgres' ? false : 'notifications need PostgreSQL (DATABASE_URL)' }, async (t) => {
+  const s = await setup(t, true)
+  const other = Fastify({ logger: false, pluginTimeout: 120_000 })
+  t.teardown(async () => { await other.close() })
+  await other.register(contentApi, { ...oracleOptions, graphql: false, auth: { ...oracleOptions.auth, rateLimit: false }, db: s.database.connectAgain(), notifications: notificationsOf(s.database) })
+  await other.ready()
+  const heard: ChangeEvent[] = []
+  for (const uid of [ARTICLE, 'api::homepage.homepage']) other.contentApi.documents(uid).onChange((event) => { heard.push(event) })
+  const heardOf = async (documentId: string, count: number): Promise<ChangeEvent[]> => {
+    for (let waited = 0; waited < 2000 && heard.filter((e) => e.documentId === documentId).length < count; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
+    return heard.filter((e) => e.documentId === documentId)
+  }
+
+  await post(s, { title: 'Warm', category: s.ids.C1, authors: [s.ids.U1] })
+  const direct = await post(s, { title: 'Announced', category: s.ids.C1, authors: [s.ids.U2, s.ids.U1] })
+  t.equal(direct.status, 200)
+  t.ok(direct.statements.length <= 3, `at most 3 statements besides begin and commit, the notification included (ran ${direct.statements.length})`)
+  t.notOk(direct.statements.some((statement) => statement.kind === 'RawNode'), 'no pg_notify statement of its own')
+  const documentId = direct.body.data.documentId as string
+  t.same(await heardOf(documentId, 1), [{ uid: ARTICLE, action: 'create', documentId, origin: 'remote' }], 'the other instance hears the create')
+
+  // The statement ran, then a given slug turned out taken: the general path answers the 400 and
+  // the transaction rolls back, its notification with it.
+  const taken = await post(s, { title: 'Other', slug: 'announced', category: s.ids.C1 })
+  t.equal(taken.status, 400)
+  // A generated slug taken: the general path writes the document the statement announced.
+  const suffixed = await post(s, { title: 'Announced', category: s.ids.C1 })
+  t.equal(suffixed.body.data.slug, 'announced-1')
+  const suffixedId = suffixed.body.data.documentId as string
+  t.same(await heardOf(suffixedId, 1), [{ uid: ARTICLE, action: 'create', documentId: suffixedId, origin: 'remote' }], 'announced once')
+  // A single type's first write is an update, as the general path announces it.
+  const home = await s.app.contentApi.documents('api::homepage.homepage').upsertSingle({ data: { title: 'Home' } })
+  t.same(await heardOf(home.documentId, 1), [{ uid: 'api::homepage.homepage', action: 'update', documentId: home.documentId, origin: 'remote' }])
+
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(heard.map((e) => e.action), ['create', 'create', 'create', 'update'], 'nothing else heard: not twice, not the rolled-back create')
 })
