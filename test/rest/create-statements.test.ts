@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import contentApi, { type ChangeEvent } from '../../lib/index.js'
 import { createTestDatabase, DATABASE_URL, dialectName, type TestDatabase } from '../helpers/database.js'
@@ -20,14 +21,14 @@ const ARTICLE = 'api::article.article'
 interface Setup { app: FastifyInstance, counter: StatementCounter, database: TestDatabase, ids: Record<string, string> }
 
 /** Notifications for a Kysely given on the test's schema: the listener's session in that schema, so that the derived channel is the writers'. */
-function notificationsOf (database: TestDatabase): { connectionString: string } {
+function notificationsOf (database: TestDatabase, channel?: string): { connectionString: string, channel?: string } {
   const url = new URL(DATABASE_URL!)
   url.searchParams.set('options', `-c search_path=${database.schema}`)
-  return { connectionString: url.toString() }
+  return { connectionString: url.toString(), ...(channel === undefined ? {} : { channel }) }
 }
 
-/** `notify`: with notifications on (PostgreSQL), as an app with other instances runs. */
-async function setup (t: Test, notify = false): Promise<Setup> {
+/** `notify`: with notifications on (PostgreSQL), as an app with other instances runs; `channel`: on a channel given. */
+async function setup (t: Test, notify = false, channel?: string): Promise<Setup> {
   const database = await createTestDatabase()
   const counter = new StatementCounter()
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
@@ -40,7 +41,7 @@ async function setup (t: Test, notify = false): Promise<Setup> {
     graphql: false,
     auth: { ...oracleOptions.auth, rateLimit: false },
     db: database.db.withPlugin(counter),
-    ...(notify ? { notifications: notificationsOf(database) } : {})
+    ...(notify ? { notifications: notificationsOf(database, channel) } : {})
   })
   await app.ready()
   await app.contentApi.permissions.grant('public', [`${ARTICLE}.create`, `${ARTICLE}.find`, 'api::category.category.find', 'api::author.author.find'])
@@ -130,18 +131,32 @@ t.test('a generated slug already taken gets its suffix; a given one is a 400', a
  * second app on the same schema is the other instance: it hears each committed create once, as
  * the general path's writes, and nothing of one that rolled back after its statement had run.
  */
-t.test('with other instances: the create announces itself in its own statement, once, on commit only', { skip: dialectName === 'postgres' ? false : 'notifications need PostgreSQL (DATABASE_URL)' }, async (t) => {
-  const s = await setup(t, true)
+const needsPostgres = dialectName === 'postgres' ? false : 'notifications need PostgreSQL (DATABASE_URL)'
+
+/** The other instance: a second app on the same schema (and channel), recording what it hears of articles and the homepage. */
+interface Heard {
+  /** What was heard of `documentId`, once `count` events of it were (or 2 s passed). */
+  of: (documentId: string, count: number) => Promise<ChangeEvent[]>
+  all: ChangeEvent[]
+}
+
+async function otherInstance (t: Test, s: Setup, channel?: string): Promise<Heard> {
   const other = Fastify({ logger: false, pluginTimeout: 120_000 })
   t.teardown(async () => { await other.close() })
-  await other.register(contentApi, { ...oracleOptions, graphql: false, auth: { ...oracleOptions.auth, rateLimit: false }, db: s.database.connectAgain(), notifications: notificationsOf(s.database) })
+  await other.register(contentApi, { ...oracleOptions, graphql: false, auth: { ...oracleOptions.auth, rateLimit: false }, db: s.database.connectAgain(), notifications: notificationsOf(s.database, channel) })
   await other.ready()
   const heard: ChangeEvent[] = []
   for (const uid of [ARTICLE, 'api::homepage.homepage']) other.contentApi.documents(uid).onChange((event) => { heard.push(event) })
-  const heardOf = async (documentId: string, count: number): Promise<ChangeEvent[]> => {
+  const of = async (documentId: string, count: number): Promise<ChangeEvent[]> => {
     for (let waited = 0; waited < 2000 && heard.filter((e) => e.documentId === documentId).length < count; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
     return heard.filter((e) => e.documentId === documentId)
   }
+  return { of, all: heard }
+}
+
+t.test('with other instances: the create announces itself in its own statement, once, on commit only', { skip: needsPostgres }, async (t) => {
+  const s = await setup(t, true)
+  const heard = await otherInstance(t, s)
 
   await post(s, { title: 'Warm', category: s.ids.C1, authors: [s.ids.U1] })
   const direct = await post(s, { title: 'Announced', category: s.ids.C1, authors: [s.ids.U2, s.ids.U1] })
@@ -149,7 +164,7 @@ t.test('with other instances: the create announces itself in its own statement, 
   t.ok(direct.statements.length <= 3, `at most 3 statements besides begin and commit, the notification included (ran ${direct.statements.length})`)
   t.notOk(direct.statements.some((statement) => statement.kind === 'RawNode'), 'no pg_notify statement of its own')
   const documentId = direct.body.data.documentId as string
-  t.same(await heardOf(documentId, 1), [{ uid: ARTICLE, action: 'create', documentId, origin: 'remote' }], 'the other instance hears the create')
+  t.same(await heard.of(documentId, 1), [{ uid: ARTICLE, action: 'create', documentId, origin: 'remote' }], 'the other instance hears the create')
 
   // The statement ran, then a given slug turned out taken: the general path answers the 400 and
   // the transaction rolls back, its notification with it.
@@ -159,11 +174,22 @@ t.test('with other instances: the create announces itself in its own statement, 
   const suffixed = await post(s, { title: 'Announced', category: s.ids.C1 })
   t.equal(suffixed.body.data.slug, 'announced-1')
   const suffixedId = suffixed.body.data.documentId as string
-  t.same(await heardOf(suffixedId, 1), [{ uid: ARTICLE, action: 'create', documentId: suffixedId, origin: 'remote' }], 'announced once')
+  t.same(await heard.of(suffixedId, 1), [{ uid: ARTICLE, action: 'create', documentId: suffixedId, origin: 'remote' }], 'announced once')
   // A single type's first write is an update, as the general path announces it.
   const home = await s.app.contentApi.documents('api::homepage.homepage').upsertSingle({ data: { title: 'Home' } })
-  t.same(await heardOf(home.documentId, 1), [{ uid: 'api::homepage.homepage', action: 'update', documentId: home.documentId, origin: 'remote' }])
+  t.same(await heard.of(home.documentId, 1), [{ uid: 'api::homepage.homepage', action: 'update', documentId: home.documentId, origin: 'remote' }])
 
   await new Promise((resolve) => setTimeout(resolve, 200))
-  t.same(heard.map((e) => e.action), ['create', 'create', 'create', 'update'], 'nothing else heard: not twice, not the rolled-back create')
+  t.same(heard.all.map((e) => e.action), ['create', 'create', 'create', 'update'], 'nothing else heard: not twice, not the rolled-back create')
+})
+
+t.test('with other instances on a channel given: the create announces itself on it', { skip: needsPostgres }, async (t) => {
+  const channel = `fca_test_${randomBytes(4).toString('hex')}`
+  const s = await setup(t, true, channel)
+  const heard = await otherInstance(t, s, channel)
+  const created = await post(s, { title: 'On a channel', category: s.ids.C1, authors: [s.ids.U1] })
+  t.equal(created.status, 200)
+  t.notOk(created.statements.some((statement) => statement.kind === 'RawNode'), 'no pg_notify statement of its own')
+  const documentId = created.body.data.documentId as string
+  t.same(await heard.of(documentId, 1), [{ uid: ARTICLE, action: 'create', documentId, origin: 'remote' }])
 })
