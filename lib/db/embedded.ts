@@ -172,14 +172,14 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<Embedde
   // Loaded lazily: applications on PostgreSQL never pay for the WASM module.
   const { PGlite } = await import('@electric-sql/pglite')
   if (options.optimizeWasm === false) setFlagsFromString('--liftoff-only')
-  if (options.dataDir !== undefined) return { pglite: await startEmbedded(PGlite, options), remove: () => {} }
+  if (options.dataDir !== undefined) return { pglite: await startEmbedded(PGlite, options), remove: nothingToRemove }
   let scratch: ReturnType<typeof scratchDataDir>
   try {
     scratch = scratchDataDir()
   } catch {
     // A read-only or full temporary directory: PGlite's memory file system still works, at the
     // memory cost scratchDataDir avoids.
-    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: 'memory://' }), remove: () => {} }
+    return { pglite: await startEmbedded(PGlite, { ...options, dataDir: 'memory://' }), remove: nothingToRemove }
   }
   try {
     return { pglite: await startEmbedded(PGlite, { ...options, dataDir: scratch.dataDir }, true), remove: scratch.remove }
@@ -188,6 +188,9 @@ export async function createEmbedded (options: EmbeddedOptions): Promise<Embedde
     throw err
   }
 }
+
+/** A database in the application's `dataDir`, or in memory, leaves nothing to remove. */
+function nothingToRemove (): void {}
 
 /** `scratch`: `dataDir` is the plugin's own scratch directory, which holds nothing to keep. */
 async function startEmbedded (PGlite: typeof import('@electric-sql/pglite').PGlite, options: EmbeddedOptions, scratch = false): Promise<PGlite> {

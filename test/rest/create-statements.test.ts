@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import contentApi, { type ChangeEvent } from '../../lib/index.js'
 import { createTestDatabase, DATABASE_URL, dialectName, type TestDatabase } from '../helpers/database.js'
 import { StatementCounter } from '../helpers/statements.js'
+import { until } from '../scale-out/instances.js'
 import { oracleOptions } from '../fixtures/oracle/models.js'
 
 /**
@@ -147,9 +148,10 @@ async function otherInstance (t: Test, s: Setup, channel?: string): Promise<Hear
   await other.ready()
   const heard: ChangeEvent[] = []
   for (const uid of [ARTICLE, 'api::homepage.homepage']) other.contentApi.documents(uid).onChange((event) => { heard.push(event) })
+  const ofDocument = (documentId: string): ChangeEvent[] => heard.filter((e) => e.documentId === documentId)
   const of = async (documentId: string, count: number): Promise<ChangeEvent[]> => {
-    for (let waited = 0; waited < 2000 && heard.filter((e) => e.documentId === documentId).length < count; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
-    return heard.filter((e) => e.documentId === documentId)
+    await until(async () => ofDocument(documentId).length >= count, Date.now(), 2000, 10)
+    return ofDocument(documentId)
   }
   return { of, all: heard }
 }
