@@ -80,12 +80,13 @@ export const ROOT = 't'
 
 /**
  * `select ... from <table> as t where <scope> and <filters>`: the rows a request may see and asked
- * for, before projection.
+ * for, before projection. `from`: where the rows are read, the model's table unless a statement's
+ * own CTE holds them (`compileWrittenOne`).
  */
 export function scopedRows (
-  db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions
+  db: Kysely<any>, model: ContentType, scope: DocumentScope & { filters?: FilterNode | null }, options: CompileOptions, from = model.tableName
 ): SelectQueryBuilder<any, any, {}> {
-  const query = db.selectFrom(`${model.tableName} as ${ROOT}`)
+  const query = db.selectFrom(`${from} as ${ROOT}`)
   return query.where((eb) => {
     const conditions = scopeConditions(model, scope, ROOT, eb)
     if (scope.filters != null) conditions.push(compileFilter(scope.filters, ROOT, createFilterContext(options, scope.status)))
@@ -339,10 +340,40 @@ export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindS
     return db.with('page', () => onePage(db, model, spec, documentId, options)).selectFrom(budget)
       .select([withinBudget(data, spec.maxRows!).as('data'), sql<number>`"budget"."n"`.as('rows')]) as Read<ReadRow>
   }
-  let rows = scopedRows(db, model, spec, options).select(documentColumns(model, spec, options))
+  return renderOne(db, model, spec, documentId, options, model.tableName)
+}
+
+/** `compileFindOne` without a row budget, reading the model's rows from `from`. */
+function renderOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions, from: string): Read<ReadRow> {
+  let rows = scopedRows(db, model, spec, options, from).select(documentColumns(model, spec, options))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
   rows = ordered(rows, spec, options).limit(1)
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data')) as Read<ReadRow>
+}
+
+/**
+ * Whether `compileWrittenOne` can render a document from the rows its own statement wrote: the
+ * read needs nothing of the document but those rows (no populated attribute, which would read
+ * links the statement writes too; no publication cohort or locale fallback, which read the
+ * document's other rows; no row budget to check). The table itself shows a statement none of its
+ * own writes.
+ */
+export function readsWrittenRowsOnly (model: ContentType, spec: FindSpec, options: CompileOptions): boolean {
+  return spec.populate.size === 0 && spec.publicationFilter == null && (spec.fallbacks ?? []).length === 0 &&
+    rowBudget(model, spec, 1, options) === null
+}
+
+/**
+ * One document rendered from the rows a data-modifying CTE (`from`) of the statement that wrote
+ * it returns, for that statement to end with (lib/documents/create-direct.ts), where
+ * `readsWrittenRowsOnly` holds: `compileFindOne`'s statement over the CTE instead of the table.
+ *
+ * ```sql
+ * select row_to_json(r)::text as "data" from (select ... from "rows" as t where <scope> and t.document_id = $1 limit 1) as r
+ * ```
+ */
+export function compileWrittenOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string, options: CompileOptions, from: string): Read<ReadRow> {
+  return renderOne(db, model, spec, documentId, options, from)
 }
 
 /**

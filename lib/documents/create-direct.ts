@@ -1,4 +1,5 @@
 import { CompiledQuery, type Transaction } from 'kysely'
+import type { FindSpec } from '../compiler/find.js'
 import type { RelationAssociation } from '../model/associations.js'
 import { quoteIdent } from '../model/naming.js'
 import type { ContentType, Field } from '../model/registry.js'
@@ -8,11 +9,13 @@ import { draftOnly } from './publication.js'
 import type { RelationInput, RelationRef } from './relation-input.js'
 import type { PreparedWrite, ServiceContext } from './types.js'
 import type { ChangeAction } from './change-events.js'
+import { writtenInStatement } from './reader.js'
 import { uniqueLockKey, uniqueValues } from './unique.js'
 
 /**
  * The direct create: a new document whose associations are relations only (the common case:
- * `{ title, category, authors: [...] }`), written in two statements besides its re-read, where
+ * `{ title, category, authors: [...] }`), written in two statements, the second of which also
+ * renders the answer when it needs none of the links (no populate), where
  * the general path (write-document.ts's `insertVersion`) sends one or more per relation and per
  * version. Both paths write the same rows and links; the direct one returns false (having
  * written nothing it leaves behind) whenever the general path's answer could differ: a relation
@@ -27,16 +30,19 @@ import { uniqueLockKey, uniqueValues } from './unique.js'
  * union all select * from (select 1, ... from "categories" ... for no key update) as "t1"
  * union all select -1, null, pg_advisory_xact_lock(hashtext($5), hashtext($6))::text, null;
  * -- 2. every row (the draft, and its published copy) and every link of both, at the end of each target's list,
+ * --    the answer (read from the rows the insert returns: the table shows none of the statement's own writes),
  * --    whether each unique value was taken before this statement, and the change's notification to other
  * --    instances (with notifications on), which the transaction then does not send again
- * with "rows" as (insert into "articles" (...) values ($1, ..., null), ($1, ..., $9) returning "id"),
+ * with "rows" as (insert into "articles" (...) values ($4, ..., null), ($4, ..., $12) returning *),
  *   "l0" as (insert into "articles_authors_lnk" ("article_id", "author_id", "author_ord", "article_ord")
  *     select r."id", v."target", v."position", coalesce((select max(o."article_ord") from "articles_authors_lnk" as o
  *       where o."author_id" = v."target"), 0) + 1
- *     from "rows" as r cross join unnest($10::integer[], $11::double precision[]) with ordinality as v("target", "position", "n")
+ *     from "rows" as r cross join unnest($13::integer[], $14::double precision[]) with ordinality as v("target", "position", "n")
  *     order by r."id", v."n")
- * select exists (select 1 from "articles" as t where t."slug" = $12 and t."locale" = $13) as "u0"
- *   from (select pg_notify('content_api_' || md5(current_schema()), $14)) as "n"
+ * select (select row_to_json(r)::text as "data" from (select "t"."id" as "id", ... from "rows" as "t"
+ *     where ("t"."published_at" is not null and "t"."locale" = $1) and "t"."document_id" = $2 order by "t"."id" asc limit $3) as "r") as "data",
+ *   exists (select 1 from "articles" as t where t."slug" = $15 and t."locale" = $16) as "u0"
+ *   from (select pg_notify('content_api_' || md5(current_schema()), $17)) as "n"
  * ```
  *
  * The first statement's locks come before the second statement's snapshot, so the `max + 1` of
@@ -55,15 +61,16 @@ interface PlannedRelation {
 }
 
 /**
- * Statement texts by model, then by the write's shape: a text is fully determined by its model
- * and key (two apps may each have an `articles` table with other columns or links).
+ * Statement texts by model (or by the answer's read, which is of one model and one app), then by
+ * the write's shape: a text is fully determined by its model or read and key (two apps may each
+ * have an `articles` table with other columns or links).
  */
-const texts = new WeakMap<ContentType, LruCache<string, string>>()
+const texts = new WeakMap<object, LruCache<string, string>>()
 
-/** The text kept under `key` for `model`, or `build()`'s, kept now. */
-function textOf (model: ContentType, key: string, build: () => string): string {
-  let cache = texts.get(model)
-  if (cache === undefined) texts.set(model, cache = new LruCache<string, string>(100))
+/** The text kept under `key` for `owner` (a model, or the read the statement ends with), or `build()`'s, kept now. */
+function textOf (owner: ContentType | CompiledQuery, key: string, build: () => string): string {
+  let cache = texts.get(owner)
+  if (cache === undefined) texts.set(owner, cache = new LruCache<string, string>(100))
   let text = cache.get(key)
   if (text === undefined) cache.set(key, text = build())
   return text
@@ -92,15 +99,18 @@ function directRelations (ctx: ServiceContext, write: PreparedWrite): PlannedRel
 }
 
 /**
- * Writes a new document's rows and relation links (see the top of this file), or returns false
+ * Writes a new document's rows and relation links (see the top of this file), or returns null
  * with nothing written for the general path to take the write. The caller checks the row-level
- * conditions and reads the document back afterwards, as for the general path.
+ * conditions afterwards, as for the general path. `answer`: the read of the document the caller
+ * answers with, when its statement may be kept; `data` is its rendering when the insert statement
+ * could render it, or null: the caller then reads the document back, as for the general path.
  */
 export async function createDirect (
-  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, write: PreparedWrite, action: ChangeAction
-): Promise<boolean> {
+  trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, write: PreparedWrite, action: ChangeAction,
+  answer: FindSpec | null
+): Promise<{ data: string | null } | null> {
   const relations = directRelations(ctx, write)
-  if (relations === null) return false
+  if (relations === null) return null
   const unique = uniqueValues(model, write.values)
 
   // 1. The locks, and the rows of every document the relations name.
@@ -137,7 +147,7 @@ export async function createDirect (
       const locale = relation.target.localized ? ref.locale ?? write.locale ?? ctx.i18n.defaultLocale : null
       const matching = document === undefined ? [] : candidates.filter((r) => r.document_id === document && (locale === null || r.locale === locale)).map((r) => r.id)
       // A missing target: the general path answers its 400 (nothing is written yet).
-      if (matching.length === 0) return false
+      if (matching.length === 0) return null
       versions.set(document!, matching)
     }
     let documents = [...new Set(relation.refs.map((ref) => documentOf(ref)!))]
@@ -153,12 +163,14 @@ export async function createDirect (
     if (targets.length > 0) links.push({ relation, targets, positions })
   }
 
-  // 2. The rows and links, and whether a unique value was taken.
+  // 2. The rows and links, the answer, and whether a unique value was taken.
+  const read = answer === null ? null : writtenInStatement(model, answer, documentId, ctx, 'rows')
   const now = new Date().toISOString()
   const columns: Record<string, unknown> = { ...toColumns(model, write.values), document_id: documentId, created_at: now, updated_at: now }
   if (model.localized) columns.locale = write.locale
   const names = Object.keys(columns)
-  const parameters: unknown[] = Object.values(columns)
+  // The read's parameters first: its compiled text numbers them from $1.
+  const parameters: unknown[] = [...read?.parameters ?? [], ...Object.values(columns)]
   const published = !model.draftAndPublish || write.status === 'published'
   if (published) parameters.push(now)
   for (const { targets, positions } of links) parameters.push(targets, positions)
@@ -172,14 +184,18 @@ export async function createDirect (
     links.map((l) => l.relation.association.name).join(','),
     unique.map(([f]) => f.column).join(','), draftOnly(model, write.status), announcement?.text ?? ''
   ].join('\0')
-  const text = textOf(model, key, () => insertText(model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status), announcement?.text ?? null))
+  const text = textOf(read?.statement ?? model, key, () => insertText(
+    model, names, published, links.map((l) => l.relation.association), unique.map(([f]) => f), draftOnly(model, write.status),
+    announcement?.text ?? null, read?.statement ?? null
+  ))
   ctx.prepared?.add(text)
-  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<Record<string, boolean>> }
-  if (!Object.values(result.rows[0] ?? {}).some((taken) => taken === true)) return true
+  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters)) as { rows: Array<{ data?: string | null } & Record<`u${number}`, boolean>> }
+  const { data = null, ...taken } = result.rows[0] ?? {}
+  if (!Object.values(taken).some((t) => t)) return { data }
   // A unique value was taken: undo (the links go with the rows, by their foreign keys), and let
   // the general path answer its 400 or suffix a generated uid.
   await trx.deleteFrom(model.tableName).where('document_id', '=', documentId).execute()
-  return false
+  return null
 }
 
 /**
@@ -202,17 +218,25 @@ function lockText (tables: readonly string[], localized: readonly boolean[], uni
   return branches.join(' union all ')
 }
 
+/**
+ * The second statement's text (see the top of this file). `read`: the answer's compiled read over
+ * `"rows"`, whose parameters come first (`$1`...), or null: no answer, and the rows return their
+ * ids only.
+ */
 function insertText (
-  model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean, announcement: string | null
+  model: ContentType, names: string[], published: boolean, relations: RelationAssociation[], unique: Field[], draftsOnly: boolean,
+  announcement: string | null, read: CompiledQuery | null
 ): string {
   const table = quoteIdent(model.tableName)
-  const values = names.map((_, i) => `$${i + 1}`).join(', ')
-  const now = `$${names.length + 1}`
+  const first = (read?.parameters.length ?? 0) + 1
+  const values = names.map((_, i) => `$${first + i}`).join(', ')
+  const now = `$${first + names.length}`
   const rowValues = model.draftAndPublish
     ? published ? `(${values}, null), (${values}, ${now})` : `(${values}, null)`
     : `(${values}, ${now})`
-  let next = names.length + (published ? 2 : 1)
-  const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quoteIdent).join(', ')}) values ${rowValues} returning "id")`]
+  let next = first + names.length + (published ? 1 : 0)
+  const returning = read === null ? '"id"' : '*'
+  const ctes = [`"rows" as (insert into ${table} (${[...names, 'published_at'].map(quoteIdent).join(', ')}) values ${rowValues} returning ${returning})`]
   relations.forEach((association, index) => {
     const { table: linkTable, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
     const link = quoteIdent(linkTable)
@@ -230,7 +254,8 @@ function insertText (
     if (draftsOnly) scope.push('t."published_at" is null')
     return `exists (select 1 from ${table} as t where ${scope.join(' and ')}) as "u${index}"`
   })
+  const answer = read === null ? [] : [`(${read.sql}) as "data"`]
   // The notification's call in the from clause: evaluated once, whatever the select list holds.
   const from = announcement === null ? '' : ` from (select ${announcement}) as "n"`
-  return `with ${ctes.join(', ')} select ${checks.length === 0 ? 'false as "u"' : checks.join(', ')}${from}`
+  return `with ${ctes.join(', ')} select ${[...answer, ...checks].join(', ') || 'false as "u"'}${from}`
 }

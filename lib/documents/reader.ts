@@ -2,7 +2,8 @@ import type { CompiledQuery, Kysely, Transaction } from 'kysely'
 import { LruCache } from '../lru-cache.js'
 import type { CachedRead, ServiceContext } from './types.js'
 import {
-  compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, type CompileOptions, type FindSpec
+  compileCount, compileFindMany, compileFindOne, compileFindPage, compileRowProbe, compileWrittenOne, readsWrittenRowsOnly,
+  type CompileOptions, type FindSpec
 } from '../compiler/find.js'
 import type { ContentType } from '../model/registry.js'
 import type { PageEdges, QueryTree } from '../query/index.js'
@@ -178,12 +179,32 @@ function readRow (row: { data: string | null, total?: number | null, first?: str
 export async function readWrittenCached (
   trx: Transaction<any>, model: ContentType, spec: FindSpec, documentId: string, ctx: ReaderContext
 ): Promise<string | null> {
-  // Keyed as a tree (tree-key.ts): the spec with the pagination and fallbacks a one-document read ignores.
-  const tree = { ...spec, pagination: ONE_ROW, fallbacks: [] } as unknown as QueryTree
-  const key = `${model.uid}\0written\0${treeKey(tree)}\0${spec.maxRows ?? ''}`
-  const bound = bind(kept(ctx, key, () => compileOne(ctx.db, model, spec, DOCUMENT_ID, ctx.compile)), documentId)
+  const bound = bind(kept(ctx, writtenKey(model, spec, 'written'), () => compileOne(ctx.db, model, spec, DOCUMENT_ID, ctx.compile)), documentId)
   const row = await withinRows(trx, bound.probe, spec.maxRows, async () => (await trx.executeQuery(bound.query)).rows[0])
   return row?.data ?? null
+}
+
+/**
+ * `readWrittenCached`'s read as the end of the statement that writes the document
+ * (create-direct.ts), reading the rows the statement's CTE `from` returns: `statement`, the same
+ * object for every write of the shape (kept in the reads' cache, never run on its own), and its
+ * `parameters` with the documentId bound. Null when the read needs more than those rows
+ * (`readsWrittenRowsOnly`): the write then reads the document back as usual.
+ */
+export function writtenInStatement (
+  model: ContentType, spec: FindSpec, documentId: string, ctx: ReaderContext, from: string
+): { statement: CachedRead['query'], parameters: readonly unknown[] } | null {
+  if (!readsWrittenRowsOnly(model, spec, ctx.compile)) return null
+  const key = writtenKey(model, spec, `written in ${from}`)
+  let read = ctx.queries.get(key)
+  if (read === undefined) ctx.queries.set(key, read = { query: compileWrittenOne(ctx.db, model, spec, DOCUMENT_ID as unknown as string, ctx.compile, from).compile(), probe: null })
+  return { statement: read.query, parameters: bind(read, documentId).query.parameters }
+}
+
+/** A written document's read's key in the statement cache: keyed as a tree (tree-key.ts), the spec with the pagination and fallbacks a one-document read ignores. */
+function writtenKey (model: ContentType, spec: FindSpec, kind: string): string {
+  const tree = { ...spec, pagination: ONE_ROW, fallbacks: [] } as unknown as QueryTree
+  return `${model.uid}\0${kind}\0${treeKey(tree)}\0${spec.maxRows ?? ''}`
 }
 
 /**

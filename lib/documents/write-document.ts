@@ -30,9 +30,10 @@ import { deleteRows } from './versions.js'
  * Creates a document from a prepared write: locks the documents its relations name, inserts its
  * first row (and publishes it unless `status: 'draft'`), checks the caller's row-level
  * conditions on it, and reads it back. A write whose associations are relations only takes
- * create-direct.ts's three statements (locks, rows and links, re-read), the second of which
- * also announces the write to other instances, as the change event `action` (the one the
- * caller's transaction announces: write-transaction.ts); the general path below
+ * create-direct.ts's two or three statements (locks; rows and links; re-read), the second of
+ * which also announces the write to other instances, as the change event `action` (the one the
+ * caller's transaction announces: write-transaction.ts), and renders the answer when it needs
+ * none of the links (no populate: the re-read is then not sent); the general path below
  * takes every other one, and those the direct path hands back (a missing target, a taken unique
  * value) to answer as it always has.
  *
@@ -45,11 +46,14 @@ import { deleteRows } from './versions.js'
  */
 export async function createDocument (trx: Transaction<any>, model: ContentType, ctx: ServiceContext, write: PreparedWrite, action: ChangeAction): Promise<Document> {
   const documentId = createDocumentId()
-  if (!(await createDirect(trx, model, ctx, documentId, write, action))) {
+  // A cached shape's response may be rendered by the direct path's own statement (reader.ts's writtenInStatement).
+  const direct = await createDirect(trx, model, ctx, documentId, write, action, write.cache ? writtenSpec(write) : null)
+  if (direct === null) {
     await lockWrite(trx, model, ctx, null, write.associations)
     await insertVersion(trx, model, ctx, { ...write, documentId })
   }
   await checkWritten(trx, model, ctx, documentId, write)
+  if (direct?.data != null) return JSON.parse(direct.data) as Document
   return await reread(trx, model, ctx, documentId, write)
 }
 
@@ -209,6 +213,19 @@ async function singleDocumentId (trx: Transaction<any>, model: ContentType): Pro
   return (row?.document_id as string | undefined) ?? null
 }
 
+/** The read of a written document's version, in the shape the write asked its answer in. */
+function writtenSpec (version: Pick<PreparedWrite, 'status' | 'locale' | 'shape'>): FindSpec {
+  return {
+    // The written row itself ignores status on a type without draft & publish; populated
+    // relations to draft & publish types follow it, as in reads.
+    status: version.status,
+    locale: version.locale,
+    ...version.shape,
+    filters: null,
+    sort: []
+  }
+}
+
 /**
  * The document as written, read in the write's transaction (never from the statement cache:
  * the shape is the write's own). With `maxRows` in the shape, a response over it throws, which
@@ -222,15 +239,7 @@ async function singleDocumentId (trx: Transaction<any>, model: ContentType): Pro
 export async function reread (
   trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string, version: Pick<PreparedWrite, 'status' | 'locale' | 'shape'> & { cache?: boolean }
 ): Promise<Document> {
-  const spec: FindSpec = {
-    // The written row itself ignores status on a type without draft & publish; populated
-    // relations to draft & publish types follow it, as in reads.
-    status: version.status,
-    locale: version.locale,
-    ...version.shape,
-    filters: null,
-    sort: []
-  }
+  const spec = writtenSpec(version)
   const data = version.cache === true
     ? await readWrittenCached(trx, model, spec, documentId, ctx)
     : await readInTransaction(trx, model, spec, documentId, ctx.compile)
