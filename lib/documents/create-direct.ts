@@ -17,7 +17,7 @@ import { uniqueLockKey, uniqueValues } from './unique.js'
  * `{ title, category, authors: [...] }`), written in two statements, the second of which also
  * renders the answer when it needs none of the links (no populate), where
  * the general path (write-document.ts's `insertVersion`) sends one or more per relation and per
- * version. Both paths write the same rows and links; the direct one returns false (having
+ * version. Both paths write the same rows and links; the direct one returns null (having
  * written nothing it leaves behind) whenever the general path's answer could differ: a relation
  * target missing (the general path then answers its 400), or a unique value taken (it then
  * answers its 400, or gives a generated uid its `-1` suffix).
