@@ -423,6 +423,43 @@ t.test('an existing database gets the version index in place of the composite in
   t.same((await sync(tdb.db, models)).statements, [], 'the next sync plans nothing')
 })
 
+/**
+ * Each side's list of a link table has an index in its order (desired-schema.ts's
+ * `orderedIndex`): a new link's `max(<order>) + 1` is one index step, however many links the
+ * list holds. Earlier versions indexed the ids alone; sync replaces those, links kept.
+ */
+t.test('link tables: an ordered index per side, in place of the id indexes earlier versions created', async (t) => {
+  const tdb = await createTestDatabase()
+  t.teardown(() => tdb.drop())
+  await sync(tdb.db, [article()])
+  const ordered = ['up_users_role_lnk_role_id_user_ord_idx', 'up_users_role_lnk_user_id_role_ord_idx']
+  const linkIndexes = ['up_users_role_lnk_pkey', 'up_users_role_lnk_role_id_user_ord_idx', 'up_users_role_lnk_user_id_role_id_unique', 'up_users_role_lnk_user_id_role_ord_idx']
+  t.same(await indexes(tdb.db, 'up_users_role_lnk'), linkIndexes)
+  const { rows: definitions } = await sql<{ indexdef: string }>`select indexdef from pg_indexes
+    where schemaname = current_schema() and indexname in (${ordered[0]}, ${ordered[1]}) order by indexname`.execute(tdb.db)
+  t.match(definitions.map((d) => d.indexdef), [/\(role_id, user_ord\)$/, /\(user_id, role_ord\)$/])
+
+  // A database an earlier version synced: the ids indexed alone, links stored.
+  for (const name of ordered) await sql`drop index ${sql.id(name)}`.execute(tdb.db)
+  await sql`create index up_users_role_lnk_user_id_idx on up_users_role_lnk (user_id)`.execute(tdb.db)
+  await sql`create index up_users_role_lnk_role_id_idx on up_users_role_lnk (role_id)`.execute(tdb.db)
+  await sql`insert into up_users (document_id, username) values ('u', 'ada')`.execute(tdb.db)
+  await sql`insert into up_roles (document_id, name, type) values ('r', 'Reader', 'reader')`.execute(tdb.db)
+  await sql`insert into up_users_role_lnk (user_id, role_id, role_ord, user_ord) select u.id, r.id, 1, 1 from up_users u, up_roles r`.execute(tdb.db)
+
+  const plan = await sync(tdb.db, [article()])
+  t.same(plan.statements.filter((statement) => statement.includes('up_users_role_lnk')), [
+    'create index "up_users_role_lnk_user_id_role_ord_idx" on "up_users_role_lnk" ("user_id", "role_ord")',
+    'drop index "up_users_role_lnk_user_id_idx"',
+    'create index "up_users_role_lnk_role_id_user_ord_idx" on "up_users_role_lnk" ("role_id", "user_ord")',
+    'drop index "up_users_role_lnk_role_id_idx"'
+  ], 'each replaced once its replacement exists')
+  t.same(await indexes(tdb.db, 'up_users_role_lnk'), linkIndexes)
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from up_users_role_lnk`.execute(tdb.db)
+  t.equal(rows[0].n, 1, 'the link is kept')
+  t.same((await sync(tdb.db, [article()])).statements, [], 'the next sync plans nothing')
+})
+
 t.test('rows that repeat a version stop sync: the tables are named, the query listed, nothing changed', async (t) => {
   const tdb = await createTestDatabase()
   t.teardown(() => tdb.drop())
