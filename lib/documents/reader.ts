@@ -7,7 +7,7 @@ import {
 } from '../compiler/find.js'
 import type { ContentType } from '../model/registry.js'
 import type { PageEdges, QueryTree } from '../query/index.js'
-import { treeKey } from '../query/tree-key.js'
+import { freshTreeKey, treeKey } from '../query/tree-key.js'
 import { checkRows, withinRows } from './within-rows.js'
 import { KnownTotal } from './known-total.js'
 
@@ -201,10 +201,14 @@ export function writtenInStatement (
   return { statement: read.query, parameters: bind(read, documentId).query.parameters }
 }
 
-/** A written document's read's key in the statement cache: keyed as a tree (tree-key.ts), the spec with the pagination and fallbacks a one-document read ignores. */
+/**
+ * A written document's read's key in the statement cache: keyed as a tree (tree-key.ts), the spec
+ * with the pagination and fallbacks a one-document read ignores. The spec is built per write, so
+ * its key is not memoized.
+ */
 function writtenKey (model: ContentType, spec: FindSpec, kind: string): string {
   const tree = { ...spec, pagination: ONE_ROW, fallbacks: [] } as unknown as QueryTree
-  return `${model.uid}\0${kind}\0${treeKey(tree)}\0${spec.maxRows ?? ''}`
+  return `${model.uid}\0${kind}\0${freshTreeKey(tree)}\0${spec.maxRows ?? ''}`
 }
 
 /**

@@ -25,13 +25,22 @@ import type { QueryTree } from './index.js'
 export function treeKey (tree: QueryTree): string {
   let key = keys.get(tree)
   if (key === undefined) {
-    key = JSON.stringify([
-      fields(tree.fields), filter(tree.filters), sort(tree.sort), populate(tree.populate),
-      pagination(tree.pagination), tree.status, tree.publicationFilter, tree.locale, tree.fallbacks
-    ])
+    key = freshTreeKey(tree)
     keys.set(tree, key)
   }
   return key
+}
+
+/**
+ * `treeKey` of a tree built for one call (a written document's read, lib/documents/reader.ts),
+ * not memoized: the tree is never seen again, and a memo entry per call would only grow the
+ * WeakMap the garbage collector walks.
+ */
+export function freshTreeKey (tree: QueryTree): string {
+  return JSON.stringify([
+    fields(tree.fields), filter(tree.filters), sort(tree.sort), populate(tree.populate),
+    pagination(tree.pagination), tree.status, tree.publicationFilter, tree.locale, tree.fallbacks
+  ])
 }
 
 const keys = new WeakMap<QueryTree, string>()
