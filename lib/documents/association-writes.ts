@@ -42,26 +42,29 @@ export function associationInputs (
 /**
  * Locks, before anything else in the write's transaction, the document written (null: a new
  * one, which no other writer can know yet) and every document its relation inputs link or
- * unlink (see lib/documents/document-locks.ts). A second writer of the same document, or of
- * the same related document's list, waits here until the first commits, then reads what it wrote.
+ * unlink (see lib/documents/document-locks.ts). A second writer of the same document waits here
+ * until the first commits, then reads what it wrote; so does a writer of a related document,
+ * until the links made to it are committed. Writers linking the same document do not wait for
+ * each other, unless the relation is exclusive.
  *
  * ```sql
  * select id from "articles" where document_id in ($1) order by id for no key update;
  * select id from "tags" where document_id in ($2, $3) or document_id in (select document_id from "tags" where id in ($4))
- * order by id for no key update
+ * order by id for share
  * ```
  */
 export async function lockWrite (
   trx: Transaction<any>, model: ContentType, ctx: ServiceContext, documentId: string | null, associations: AssociationWrite[] = []
 ): Promise<void> {
-  const documents: LockedDocuments[] = documentId === null ? [] : [{ table: model.tableName, documentIds: [documentId], rowIds: [] }]
+  const documents: LockedDocuments[] = documentId === null ? [] : [{ table: model.tableName, documentIds: [documentId], rowIds: [], for: 'write' }]
   for (const [association, input] of associations) {
     if (association.kind !== 'relation') continue
     const refs = namedDocuments(input as RelationInput)
     documents.push({
       table: ctx.registry.get(association.target)!.tableName,
       documentIds: refs.flatMap((r) => r.documentId ?? []),
-      rowIds: refs.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : [])
+      rowIds: refs.flatMap((r) => r.documentId === undefined && r.id !== undefined ? [r.id] : []),
+      for: association.exclusive ? 'write' : 'link'
     })
   }
   await lockDocuments(trx, documents)

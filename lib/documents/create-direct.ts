@@ -4,6 +4,7 @@ import type { RelationAssociation } from '../model/associations.js'
 import { quoteIdent } from '../model/naming.js'
 import type { ContentType, Field } from '../model/registry.js'
 import { LruCache } from '../lru-cache.js'
+import { APPENDED_BASE, nextLinkId } from './list-positions.js'
 import { toColumns } from './columns.js'
 import { draftOnly } from './publication.js'
 import type { RelationInput, RelationRef } from './relation-input.js'
@@ -26,30 +27,33 @@ import { uniqueLockKey, uniqueValues } from './unique.js'
  * -- 1. the locks, as lockWrite and enforceUnique take them, in one statement, which also reads the targets' rows
  * select * from (select 0 as "k", "id", "document_id", "locale" from "authors"
  *   where "document_id" = any($1) or "document_id" in (select "document_id" from "authors" where "id" = any($2))
- *   order by "id" for no key update) as "t0"
- * union all select * from (select 1, ... from "categories" ... for no key update) as "t1"
+ *   order by "id" for share) as "t0"
+ * union all select * from (select 1, ... from "categories" ... for share) as "t1"
  * union all select -1, null, pg_advisory_xact_lock(hashtext($5), hashtext($6))::text, null;
  * -- 2. every row (the draft, and its published copy) and every link of both, at the end of each target's list,
  * --    the answer (read from the rows the insert returns: the table shows none of the statement's own writes),
  * --    whether each unique value was taken before this statement, and the change's notification to other
  * --    instances (with notifications on), which the transaction then does not send again
  * with "rows" as (insert into "articles" (...) values ($4, ..., null), ($4, ..., $12) returning *),
- *   "l0" as (insert into "articles_authors_lnk" ("article_id", "author_id", "author_ord", "article_ord")
- *     select r."id", v."target", v."position", coalesce((select max(o."article_ord") from "articles_authors_lnk" as o
- *       where o."author_id" = v."target"), 0) + 1
- *     from "rows" as r cross join unnest($13::integer[], $14::double precision[]) with ordinality as v("target", "position", "n")
- *     order by r."id", v."n")
+ *   "p0" as materialized (select nextval(pg_get_serial_sequence('"articles_authors_lnk"', 'id'))::integer as "k", u."target", u."position", u."n"
+ *     from unnest($13::integer[], $14::double precision[]) with ordinality as u("target", "position", "n")),
+ *   "l0" as (insert into "articles_authors_lnk" ("id", "article_id", "author_id", "author_ord", "article_ord")
+ *     select case when r."id" = (select min("id") from "rows") then p."k" else nextval(...)::integer end,
+ *       r."id", p."target", p."position", 2147483648 + p."k"
+ *     from "rows" as r cross join "p0" as p order by r."id", p."n")
  * select (select row_to_json(r)::text as "data" from (select "t"."id" as "id", ... from "rows" as "t"
  *     where ("t"."published_at" is not null and "t"."locale" = $1) and "t"."document_id" = $2 order by "t"."id" asc limit $3) as "r") as "data",
  *   exists (select 1 from "articles" as t where t."slug" = $15 and t."locale" = $16) as "u0"
  *   from (select pg_notify('content_api_' || md5(current_schema()), $17)) as "n"
  * ```
  *
- * The first statement's locks come before the second statement's snapshot, so the `max + 1` of
- * each target's list and the uniqueness check see every writer that held them before (READ
- * COMMITTED takes a snapshot per statement). Statement texts depend on the write's shape only
- * (which columns, relations and unique values), never on how many documents a relation names
- * (arrays travel as one parameter each), so each runs named on the plugin's pool.
+ * The related documents are locked `for share` (document-locks.ts): creates linking the same
+ * category run side by side, each link taking a position of its own (list-positions.ts), while a
+ * writer of the category waits for them. The first statement's locks come before the second
+ * statement's snapshot, so the uniqueness check sees every writer that held the value's lock
+ * before (READ COMMITTED takes a snapshot per statement). Statement texts depend on the write's
+ * shape only (which columns, relations and unique values), never on how many documents a
+ * relation names (arrays travel as one parameter each), so each runs named on the plugin's pool.
  */
 
 /** One relation of the write, resolved: the target rows to link, each with its position in the list. */
@@ -209,7 +213,7 @@ function lockText (tables: readonly string[], localized: readonly boolean[], uni
     const [documentIds, ids] = [2 * index + 1, 2 * index + 2]
     return `select * from (select ${index} as "k", "id", "document_id"::text as "document_id", ${localized[index] ? '"locale"::text' : 'null::text'} as "locale" from ${t} ` +
       `where "document_id" = any($${documentIds}::text[]) or "document_id" in (select "document_id" from ${t} where "id" = any($${ids}::integer[])) ` +
-      `order by "id" for no key update) as "t${index}"`
+      `order by "id" for share) as "t${index}"`
   })
   for (let i = 0; i < uniqueCount; i++) {
     const at = 2 * tables.length + 2 * i
@@ -241,10 +245,15 @@ function insertText (
     const { table: linkTable, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
     const link = quoteIdent(linkTable)
     const columns = [sourceColumn, targetColumn, ...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn].map(quoteIdent).join(', ')
-    const max = `coalesce((select max(o.${quoteIdent(otherOrderColumn)}) from ${link} as o where o.${quoteIdent(targetColumn)} = v."target"), 0) + 1`
-    ctes.push(`"l${index}" as (insert into ${link} (${columns}) select r."id", v."target", ${orderColumn === null ? '' : 'v."position", '}${max} ` +
-      `from "rows" as r cross join unnest($${next}::integer[], $${next + 1}::double precision[]) with ordinality as v("target", "position", "n") ` +
-      'order by r."id", v."n")')
+    // One position per target, drawn once (the materialized "p"): each target's list gets the
+    // document at one place, whatever the version (list-positions.ts). The first row's links take
+    // the drawn values as ids, the other row's links new ones.
+    const id = nextLinkId(linkTable)
+    ctes.push(`"p${index}" as materialized (select ${id} as "k", u."target", u."position", u."n" ` +
+      `from unnest($${next}::integer[], $${next + 1}::double precision[]) with ordinality as u("target", "position", "n"))`)
+    ctes.push(`"l${index}" as (insert into ${link} ("id", ${columns}) ` +
+      `select case when r."id" = (select min("id") from "rows") then p."k" else ${id} end, r."id", p."target", ${orderColumn === null ? '' : 'p."position", '}${APPENDED_BASE} + p."k" ` +
+      `from "rows" as r cross join "p${index}" as p order by r."id", p."n")`)
     next += 2
   })
   const localeAt = next + unique.length

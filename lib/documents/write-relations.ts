@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely'
 import { ValidationError } from '../errors.js'
 import type { RelationAssociation } from '../model/associations.js'
 import type { ContentType } from '../model/registry.js'
+import { APPENDED_BASE, nextLinkId } from './list-positions.js'
 import type { RelationInput, RelationRef } from './relation-input.js'
 
 /** The row being written and the document it belongs to. */
@@ -158,14 +159,17 @@ export async function writeRelation (
  * Brings a row's links to `wanted` (related rows with their positions in the row's list) by
  * touching only what changes: links to rows no longer wanted are deleted, kept links whose
  * position changed are updated in place, new links are inserted at the end of the related row's
- * own list (`max + 1` of the other order column; the related documents are locked, see
- * document-locks.ts). A kept link is never deleted and inserted again, so a concurrent writer
- * that removes it (a document moving to another list of an exclusive relation) is not undone.
+ * own list (the other order column, at a position of the link's own: list-positions.ts). A kept
+ * link is never deleted and inserted again, so a concurrent writer that removes it (a document
+ * moving to another list of an exclusive relation) is not undone.
  *
  * ```sql
  * delete from "articles_tags_lnk" where id in ($1);
  * update "articles_tags_lnk" as l set "tag_ord" = v.position from (values ($2, $3)) as v(id, position) where l.id = v.id;
- * insert into "articles_tags_lnk" ("article_id", "tag_id", "tag_ord", "article_ord") values ($4, $5, $6, $7)
+ * insert into "articles_tags_lnk" ("id", "article_id", "tag_id", "tag_ord", "article_ord")
+ *   select s."k", $4::integer, s."target", s."position", 2147483648 + s."k"
+ *   from (select nextval(pg_get_serial_sequence('"articles_tags_lnk"', 'id'))::integer as "k", v."target", v."position"
+ *     from (values ($5::integer, $6::double precision)) as v("target", "position")) as s
  * ```
  */
 async function writeLinks (
@@ -209,16 +213,11 @@ async function writeLinks (
 
   const added = wanted.filter((w) => !current.has(w.row))
   if (added.length === 0) return
-  const next = await trx.selectFrom(link.table)
-    .select([sql<number>`${sql.ref(link.targetColumn)}`.as('target'), sql<number>`coalesce(max(${sql.ref(link.otherOrderColumn)}), 0)`.as('max')])
-    .where(sql<boolean>`${sql.ref(link.targetColumn)} in (${sql.join(added.map((w) => w.row))})`)
-    .groupBy(sql.ref(link.targetColumn))
-    .execute()
-  const maxOther = new Map(next.map((r) => [r.target, Number(r.max)]))
-  await trx.insertInto(link.table).values(added.map(({ row, position }) => ({
-    [link.sourceColumn]: source.rowId,
-    [link.targetColumn]: row,
-    ...(link.orderColumn === null ? {} : { [link.orderColumn]: position }),
-    [link.otherOrderColumn]: (maxOther.get(row) ?? 0) + 1
-  }))).execute()
+  // Each new link at the end of its related row's list, at a position of its own (list-positions.ts).
+  const columns = [link.sourceColumn, link.targetColumn, ...(link.orderColumn === null ? [] : [link.orderColumn]), link.otherOrderColumn]
+  const rows = added.map(({ row, position }) => sql`(${row}::integer, ${position}::double precision)`)
+  await sql`insert into ${sql.table(link.table)} ("id", ${sql.join(columns.map((c) => sql.id(c)))})
+    select s."k", ${source.rowId}::integer, s."target", ${link.orderColumn === null ? sql`` : sql`s."position", `}${sql.lit(APPENDED_BASE)} + s."k"
+    from (select ${sql.raw(nextLinkId(link.table))} as "k", v."target", v."position" from (values ${sql.join(rows)}) as v("target", "position")) as s`.execute(trx)
 }
+

@@ -86,12 +86,15 @@ t.test('a published create with a category and two authors: three statements, th
       (select l.article_ord from articles_category_lnk l where l.article_id = a.id) as article_ord
     from articles a where a.document_id = ${documentId} order by a.id`.execute(s.database.db)
   t.same(rows.map((r) => r.published), [false, true], 'a draft row, then its published row')
+  const { rows: [warm] } = await sql<{ ord: number }>`select max(l.article_ord) as ord from articles_category_lnk l join articles a on a.id = l.article_id
+    where a.title = 'Warm'`.execute(s.database.db)
   for (const row of rows) {
     t.equal(row.category, 'C1')
     t.same(row.authors, ['U2', 'U1'], 'the authors in the order given')
     t.same(row.ords.map(Number), [1, 2])
-    t.equal(Number(row.article_ord), 2, 'at the end of the category\'s list (after Warm), the same place for both versions')
+    t.ok(Number(row.article_ord) > Number(warm.ord), 'at the end of the category\'s list, after Warm')
   }
+  t.equal(Number(rows[0].article_ord), Number(rows[1].article_ord), 'the same place in the list for both versions')
 
   const list = await s.app.inject({ method: 'GET', url: '/api/articles?populate[authors]=true&populate[category]=true&sort=id' })
   t.same(list.json().data.map((a: any) => [a.title, a.category.name, a.authors.map((u: any) => u.name)]), [['Warm', 'C1', ['U1']], ['Counted', 'C1', ['U2', 'U1']]])
