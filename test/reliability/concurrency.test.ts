@@ -180,6 +180,54 @@ t.test('documents created at once, linked to the same category: each gets its ow
   t.equal(listed.json().data.posts.length, BURST, 'no link is lost')
 })
 
+for (const { name, related, link, table } of [
+  { name: 'a category (the direct create)', related: 'categories', link: (id: string) => ({ category: id }), table: POST_CATEGORY },
+  { name: 'a tag at a position (the general path)', related: 'tags', link: (id: string) => ({ tags: { connect: [{ documentId: id, position: { end: true } }] } }), table: POST_TAGS }
+] as const) {
+  t.test(`a create linking ${name} does not wait for another one in flight; a writer of it waits for both`, {
+    skip: dialectName !== 'postgres' && 'only PostgreSQL runs two transactions at once'
+  }, async (t) => {
+    const target = (await apps[0].inject({ method: 'POST', url: `/api/${related}`, payload: { data: { name: 'busy' } } })).json().data.documentId as string
+    // The first create stays in its transaction (its after hook runs there, before the commit)
+    // until released: it holds whatever it locked.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => { release = resolve })
+    let reached!: () => void
+    const inFlight = new Promise<void>((resolve) => { reached = resolve })
+    const unsubscribe = apps[0].contentApi.lifecycles.subscribe({
+      models: [POST],
+      async afterCreate (event) {
+        if ((event.result as Document).title !== 'held') return
+        reached()
+        await released
+      }
+    })
+    t.teardown(() => { release(); unsubscribe() })
+
+    const held = apps[0].inject({ method: 'POST', url: '/api/posts', payload: { data: { title: 'held', ...link(target) } } })
+    await inFlight
+    const second = apps[1].inject({ method: 'POST', url: '/api/posts', payload: { data: { title: 'second', ...link(target) } } })
+    const bound = new Promise<'waiting'>((resolve) => { setTimeout(() => { resolve('waiting') }, 10_000).unref() })
+    const answered = await Promise.race([second, bound])
+    t.not(answered, 'waiting', 'the second create is answered while the first is still in its transaction')
+    if (answered !== 'waiting') t.equal(answered.statusCode, 200)
+
+    // An update of the related document waits for the create in flight: it asks for one of its
+    // rows (a tuple lock, held while waiting) until the create commits.
+    const rename = apps[1].inject({ method: 'PUT', url: `/api/${related}/${target}`, payload: { data: { name: 'renamed' } } })
+    const waiting = sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'tuple' and relation = ${related}::regclass`
+    while ((await waiting.execute(db)).rows[0].n === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    release()
+    t.equal((await held).statusCode, 200)
+    t.equal((await rename).statusCode, 200)
+
+    const listed = await apps[1].inject({ method: 'GET', url: `/api/${related}/${target}?populate[posts][fields][0]=title&status=draft` })
+    t.same(listed.json().data.posts.map((p: Document) => p.title), ['held', 'second'], 'both in the list, in the order they were linked')
+    const owner = 'category' in table ? table.category : table.tag
+    t.same(await orderTies(db, { table: table.table, owner, other: table.post, order: table.postOrder, otherTable: 'posts' }), [], 'one position per post in its list')
+  })
+}
+
 t.test('one list appended to from both sides at once: positions stay unique on both sides, nothing is lost', async (t) => {
   const tag = (await apps[0].inject({ method: 'POST', url: '/api/tags', payload: { data: { name: 'hot' } } })).json().data.documentId as string
   const other = (await apps[0].inject({ method: 'POST', url: '/api/tags', payload: { data: { name: 'cold' } } })).json().data.documentId as string
