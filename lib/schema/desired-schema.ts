@@ -166,11 +166,9 @@ const column = (name: string, type: string): ColumnSpec => ({ name, type, nullab
 
 /**
  * One side's lists of a link table in their order: `(article_id, author_ord)` holds each
- * article's list of authors, `(author_id, article_ord)` each author's list of articles. A new
- * link goes at the end of a list, `max(<order>) + 1` over it, which this index answers in one
- * step however long the list (the id's index alone read every link of it); populate reads a
- * list in this order. It replaces the index on the id alone that earlier versions created, which
- * it serves too.
+ * article's list of authors, `(author_id, article_ord)` each author's list of articles, in the
+ * order populate reads them. It replaces the index on the id alone that earlier versions
+ * created, which it serves too.
  */
 function orderedIndex (table: string, key: string, orderColumn: string): IndexSpec {
   return { name: indexName(table, [key, orderColumn], 'idx'), columns: [key, orderColumn], replaces: [indexName(table, [key], 'idx')] }
