@@ -95,6 +95,10 @@ t.test('a published create with a category and two authors: three statements, th
     t.ok(Number(row.article_ord) > Number(warm.ord), 'at the end of the category\'s list, after Warm')
   }
   t.equal(Number(rows[0].article_ord), Number(rows[1].article_ord), 'the same place in the list for both versions')
+  // Above every position a reordering of the list gives (1, 2, ... n): 2^31 + the draft's link id.
+  const { rows: [link] } = await sql<{ id: number }>`select l.id from articles_category_lnk l join articles a on a.id = l.article_id
+    where a.document_id = ${documentId} and a.published_at is null`.execute(s.database.db)
+  t.equal(Number(rows[0].article_ord), 2 ** 31 + link.id, 'the position is 2^31 + the link\'s id')
 
   const list = await s.app.inject({ method: 'GET', url: '/api/articles?populate[authors]=true&populate[category]=true&sort=id' })
   t.same(list.json().data.map((a: any) => [a.title, a.category.name, a.authors.map((u: any) => u.name)]), [['Warm', 'C1', ['U1']], ['Counted', 'C1', ['U2', 'U1']]])
