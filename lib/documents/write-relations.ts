@@ -220,4 +220,3 @@ async function writeLinks (
     select s."k", ${source.rowId}::integer, s."target", ${link.orderColumn === null ? sql`` : sql`s."position", `}${sql.lit(APPENDED_BASE)} + s."k"
     from (select ${sql.raw(nextLinkId(link.table))} as "k", v."target", v."position" from (values ${sql.join(rows)}) as v("target", "position")) as s`.execute(trx)
 }
-
