@@ -12,23 +12,54 @@ import { copyOwnedComponents, deleteOwnedComponents } from './write-components.j
  * never has to be re-targeted when the related document is published or edited.
  */
 
-/** Gives `toRow` copies of `fromRow`'s relations, components and media, replacing its own. */
+/**
+ * Gives `toRow` copies of `fromRow`'s relations, components and media, replacing its own: one
+ * statement per relation and one for the media links (components: write-components.ts).
+ *
+ * A relation's statement brings `toRow`'s links to `fromRow`'s in three parts that touch
+ * different rows, as one statement's parts must (they run in no set order, on one snapshot):
+ * the links to targets `fromRow` has not are deleted, those to targets both have take
+ * `fromRow`'s positions, and the targets only `fromRow` has are linked, in `fromRow`'s link
+ * order. A link kept keeps its id.
+ *
+ * ```sql
+ * with "gone" as (delete from "articles_tags_lnk" as l where l."article_id" = $1
+ *     and not exists (select 1 from "articles_tags_lnk" as f where f."article_id" = $2 and f."tag_id" = l."tag_id")),
+ *   "kept" as (update "articles_tags_lnk" as l set "tag_ord" = f."tag_ord", "article_ord" = f."article_ord"
+ *     from "articles_tags_lnk" as f where l."article_id" = $1 and f."article_id" = $2 and f."tag_id" = l."tag_id"
+ *     and (l."tag_ord", l."article_ord") is distinct from (f."tag_ord", f."article_ord"))
+ * insert into "articles_tags_lnk" ("article_id", "tag_id", "tag_ord", "article_ord")
+ *   select $1, f."tag_id", f."tag_ord", f."article_ord" from "articles_tags_lnk" as f where f."article_id" = $2
+ *   and not exists (select 1 from "articles_tags_lnk" as l where l."article_id" = $1 and l."tag_id" = f."tag_id") order by f.id;
+ * with "gone" as (delete from "files_related_mph" where related_id = $1 and related_type = $3)
+ * insert into "files_related_mph" (...) select file_id, $1, related_type, field, "order" from "files_related_mph"
+ *   where related_id = $2 and related_type = $3 order by id
+ * ```
+ */
 export async function copyRowAssociations (
   trx: Transaction<any>, registry: Registry, model: ContentType, fromRow: number, toRow: number
 ): Promise<void> {
   for (const association of model.associations.values()) {
     if (association.kind !== 'relation' || registry.get(association.target) === undefined) continue
     const { table, sourceColumn, targetColumn, orderColumn, otherOrderColumn } = association.link
-    await trx.deleteFrom(table).where(sql<boolean>`${sql.ref(sourceColumn)} = ${toRow}`).execute()
-    const copied = [targetColumn, ...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn]
-    await sql`insert into ${sql.table(table)} (${sql.id(sourceColumn)}, ${sql.join(copied.map((c) => sql.id(c)))})
-      select ${toRow}, ${sql.join(copied.map((c) => sql.id(c)))} from ${sql.table(table)} where ${sql.ref(sourceColumn)} = ${fromRow}
-      order by id`.execute(trx)
+    const link = sql.table(table)
+    const [source, target] = [sql.id(sourceColumn), sql.id(targetColumn)]
+    const positions = [...(orderColumn === null ? [] : [orderColumn]), otherOrderColumn].map((c) => sql.id(c))
+    const of = (alias: string) => sql.join(positions.map((c) => sql`${sql.id(alias)}.${c}`))
+    await sql`with "gone" as (delete from ${link} as l where l.${source} = ${toRow}
+        and not exists (select 1 from ${link} as f where f.${source} = ${fromRow} and f.${target} = l.${target})),
+      "kept" as (update ${link} as l set ${sql.join(positions.map((c) => sql`${c} = f.${c}`))}
+        from ${link} as f where l.${source} = ${toRow} and f.${source} = ${fromRow} and f.${target} = l.${target}
+        and (${of('l')}) is distinct from (${of('f')}))
+      insert into ${link} (${source}, ${target}, ${sql.join(positions)})
+      select ${toRow}::integer, f.${target}, ${of('f')} from ${link} as f where f.${source} = ${fromRow}
+        and not exists (select 1 from ${link} as l where l.${source} = ${toRow} and l.${target} = f.${target})
+      order by f.id`.execute(trx)
   }
   await copyOwnedComponents(trx, registry, model, fromRow, toRow)
-  await trx.deleteFrom(MEDIA_LINK_TABLE).where('related_id', '=', toRow).where('related_type', '=', model.uid).execute()
-  await sql`insert into ${sql.table(MEDIA_LINK_TABLE)} (file_id, related_id, related_type, field, "order")
-    select file_id, ${toRow}, related_type, field, "order" from ${sql.table(MEDIA_LINK_TABLE)}
+  await sql`with "gone" as (delete from ${sql.table(MEDIA_LINK_TABLE)} where related_id = ${toRow} and related_type = ${model.uid})
+    insert into ${sql.table(MEDIA_LINK_TABLE)} (file_id, related_id, related_type, field, "order")
+    select file_id, ${toRow}::integer, related_type, field, "order" from ${sql.table(MEDIA_LINK_TABLE)}
     where related_id = ${fromRow} and related_type = ${model.uid} order by id`.execute(trx)
 }
 

@@ -15,7 +15,9 @@ import { oracleOptions } from '../fixtures/oracle/models.js'
  * both versions, which also renders the answer), three when the answer populates (then the
  * re-read), so a regression to a statement per link or per version fails here.
  * A target that does not exist, or no longer does, is Strapi's 400 with nothing written; a
- * generated slug already taken gets its suffix; both take the general path.
+ * generated slug already taken gets its suffix; both take the general path. An update that
+ * publishes copies each relation's links, and the media links, to the published row in one
+ * statement each (lib/documents/versions.ts).
  */
 
 const ARTICLE = 'api::article.article'
@@ -110,6 +112,32 @@ t.test('a published create with a category and two authors: three statements, th
  * generated values included, in the version (published or draft) and fields asked for. An answer
  * that populates is read back by a statement of its own, after the links are written.
  */
+t.test('an update that publishes copies each relation\'s links, and the media links, in one statement each; the published version follows the draft', async (t) => {
+  const s = await setup(t)
+  await s.app.contentApi.permissions.grant('public', [`${ARTICLE}.update`, `${ARTICLE}.findOne`])
+  const created = await post(s, { title: 'Before', category: s.ids.C1, authors: [s.ids.U1, s.ids.U2] })
+  const documentId = created.body.data.documentId as string
+  const before = await sql<{ id: number }>`select l.id from articles_authors_lnk l join articles a on a.id = l.article_id
+    join authors u on u.id = l.author_id where a.document_id = ${documentId} and a.published_at is not null and u.name = 'U2'`.execute(s.database.db)
+
+  let response!: Awaited<ReturnType<FastifyInstance['inject']>>
+  const statements = await s.counter.during(async () => {
+    response = await s.app.inject({ method: 'PUT', url: `/api/articles/${documentId}`, payload: { data: { title: 'After', authors: [s.ids.U2, s.ids.U3] } } })
+  })
+  t.equal(response.statusCode, 200)
+  const touching = (table: string): number => statements.filter((statement) => statement.tables.includes(table)).length
+  // Neither is in the update's data: every statement on them is the publish's copy.
+  t.equal(touching('files_related_mph'), 1, 'the media links copied in one statement')
+  t.equal(touching('articles_category_lnk'), 1, 'the category link copied in one statement')
+
+  const listed = await s.app.inject({ method: 'GET', url: `/api/articles/${documentId}?populate[authors]=true&populate[category]=true` })
+  t.match(listed.json().data, { title: 'After', category: { name: 'C1' } })
+  t.same(listed.json().data.authors.map((u: any) => u.name), ['U2', 'U3'], 'the published version has the draft\'s authors, in its order')
+  const after = await sql<{ id: number }>`select l.id from articles_authors_lnk l join articles a on a.id = l.article_id
+    join authors u on u.id = l.author_id where a.document_id = ${documentId} and a.published_at is not null and u.name = 'U2'`.execute(s.database.db)
+  t.same(after.rows, before.rows, 'a link both versions keep is kept, not deleted and inserted again')
+})
+
 t.test('the answer rendered by the create\'s own statement is the document as read afterwards', async (t) => {
   const s = await setup(t)
   await s.app.contentApi.permissions.grant('public', [`${ARTICLE}.findOne`, 'api::author.author.create', 'api::author.author.findOne'])
