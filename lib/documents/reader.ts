@@ -195,9 +195,10 @@ export function writtenInStatement (
   model: ContentType, spec: FindSpec, documentId: string, ctx: ReaderContext, from: string
 ): { statement: CachedRead['query'], parameters: readonly unknown[] } | null {
   if (!readsWrittenRowsOnly(model, spec, ctx.compile)) return null
-  const key = writtenKey(model, spec, `written in ${from}`)
-  let read = ctx.queries.get(key)
-  if (read === undefined) ctx.queries.set(key, read = { query: compileWrittenOne(ctx.db, model, spec, DOCUMENT_ID as unknown as string, ctx.compile, from).compile(), probe: null })
+  // Not named: the statement that ends with it is (create-direct.ts).
+  const read = kept(ctx, writtenKey(model, spec, `written in ${from}`), () => ({
+    query: compileWrittenOne(ctx.db, model, spec, DOCUMENT_ID as unknown as string, ctx.compile, from).compile(), probe: null
+  }), false)
   return { statement: read.query, parameters: bind(read, documentId).query.parameters }
 }
 
@@ -212,16 +213,19 @@ function writtenKey (model: ContentType, spec: FindSpec, kind: string): string {
 }
 
 /**
- * The read kept under `key` in the statement cache, or `compile()`'s, kept now and marked to run
- * named: a cached read is one that repeats.
+ * The read kept under `key` in the statement cache, or `compile()`'s, kept now and, unless
+ * `named` is false (a read only ever sent inside another statement), marked to run named: a
+ * cached read is one that repeats.
  */
-function kept (ctx: ReaderContext, key: string, compile: () => CachedRead): CachedRead {
+function kept (ctx: ReaderContext, key: string, compile: () => CachedRead, named = true): CachedRead {
   let read = ctx.queries.get(key)
   if (read === undefined) {
     read = compile()
     ctx.queries.set(key, read)
-    ctx.prepared?.add(read.query.sql)
-    if (read.probe !== null) ctx.prepared?.add(read.probe.sql)
+    if (named) {
+      ctx.prepared?.add(read.query.sql)
+      if (read.probe !== null) ctx.prepared?.add(read.probe.sql)
+    }
   }
   return read
 }
