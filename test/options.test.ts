@@ -257,6 +257,23 @@ t.test('defaults', async (t) => {
   t.same(like.data.map((d: { title: string }) => d.title).sort(), ['100 percent', '100% sure'], 'query.escapeLikeWildcards defaults to false: % is a wildcard')
 })
 
+t.test('an option given as undefined is an option not given', async (t) => {
+  // As a configuration writes it: `auth: secret === undefined ? undefined : { jwtSecret: secret }`.
+  const groups = ['rest', 'schemaSync', 'i18n', 'query', 'limits', 'auth', 'pool', 'shutdown', 'notifications', 'policies', 'components', 'graphql', 'upload', 'webhooks'] as const
+  const { app } = await build(t, { models: [article, homepage], ...Object.fromEntries(groups.map((group) => [group, undefined])) })
+  t.equal(app.contentApi.schemaPlan.applied, true, 'schemaSync: the tables were created')
+  await app.contentApi.documents('api::article.article').create({ data: { title: 'Hello' } })
+  const list = await app.inject('/api/articles')
+  t.equal(list.statusCode, 200, 'rest: the routes are under /api')
+  t.same(list.json().meta.pagination, { page: 1, pageSize: 25, pageCount: 1, total: 1 }, 'rest: the default page')
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ articles { meta { pagination { total } } } }' } })
+  t.same(graphql.json(), { data: { articles: { meta: { pagination: { total: 1 } } } } }, 'graphql: on, at /graphql')
+
+  for (const group of groups) {
+    t.same(resolveOptions({ models: [article], [group]: undefined }), resolveOptions({ models: [article] }), `${group}: undefined resolves as left out`)
+  }
+})
+
 t.test('rest options', async (t) => {
   const { app } = await build(t, { models: [article, homepage], rest: { prefix: '/content', defaultLimit: 2, maxLimit: 3, withCount: false } })
   t.equal((await app.inject('/content/articles')).statusCode, 200, 'the routes moved to the prefix')

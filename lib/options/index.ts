@@ -488,7 +488,11 @@ function checkEmbedded (o: Record<string, unknown>): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, pool: {}, shutdown: {}, ...options }
+  // An option given as `undefined` (`auth: secret ? { jwtSecret: secret } : undefined`) is an
+  // option not given: it must not replace the group's `{}`, which the schema then fills. Ajv
+  // does the same for the groups' own keys (`useDefaults` fills undefined properties).
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, pool: {}, shutdown: {}, ...given } as ContentApiOptions & Record<string, unknown>
   const { value: resolved, problems } = resolveSchema<ResolvedOptions>(OptionsSchema, input, '')
   problems.push(...checkDb(input.db))
   problems.push(...checkPool(input.db, options.pool))
