@@ -35,6 +35,11 @@ function checksum (tar: Buffer, offset: number): number {
  * leading outside `dataDir`, throws before any file is written, as does an archive without a
  * cluster (no `PG_VERSION`): the caller then removes the snapshot and runs `initdb`.
  * Modification times are not restored (PostgreSQL does not read them).
+ *
+ * Synchronous on purpose. Creating the thousand files is the kernel's work, and on some virtual
+ * disks costs about 1 ms a file (0.3-0.7 s of system time); written through libuv's thread pool
+ * instead, 1, 2 or 8 at a time while the main thread loaded the GraphQL area, the blog example's
+ * start took as long or longer and 0.4-0.7 s more CPU (docs/operations.md#embedded-pglite-memory-and-start-up).
  */
 export function extractSnapshot (file: string, dataDir: string): void {
   const tar = readFileSync(file)
