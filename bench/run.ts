@@ -21,7 +21,7 @@ import { buildOurs, POOL_SIZE } from './serve.js'
  *
  * Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_MODELS
  * (oracle or plain), BENCH_DOCS (10000), BENCH_CONNECTIONS (10), BENCH_DURATION (10 s),
- * BENCH_WARMUP (3 s), BENCH_ROUNDS (1), BENCH_ONLY (comma-separated scenario names),
+ * BENCH_WARMUP (3 s), BENCH_ROUNDS (3), BENCH_ONLY (comma-separated scenario names),
  * BENCH_PROFILE=1|ours|baseline|both (run servers with --cpu-prof, profiles in bench/results/profiles),
  * BENCH_STRAPI_JSON (Strapi's recorded numbers), BENCH_REUSE=1 (keep the `bench` schema when it
  * holds BENCH_DOCS seeded articles of these models: for repeated runs at 100,000 and 1,000,000),
@@ -46,7 +46,7 @@ const DOCS = Number(process.env.BENCH_DOCS ?? 10_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CATEGORIES = CATEGORIES_OF[MODEL_SET]
 const ORACLE = MODEL_SET === 'oracle'
 /** `service` (the default): every article through the document service; `rows`: the same rows in batches (seed-rows.ts), for 100,000 and more. */
@@ -410,6 +410,20 @@ const fixed = (n: number, digits = 1): string => n.toFixed(digits)
 
 const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length
 
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/**
+ * Each round's ratio of ours to the floor, the two measured one after the other: on a shared
+ * machine whose speed drifts by tens of percent from one minute to the next, a round's pair
+ * shares its minute, and the median of the rounds' ratios is not moved by one slow round.
+ */
+const pairedRatios = (ours: Measurement[], floor: Measurement[], of: (m: Measurement) => number): number[] =>
+  ours.map((m, round) => of(m) / of(floor[round]))
+
 /** A scenario's rounds on one server, summarised: means, the worst RSS. */
 function summarise (rounds: Measurement[]): Measurement & { rounds: Measurement[] } {
   const last = rounds[rounds.length - 1]
@@ -498,16 +512,23 @@ async function main (): Promise<void> {
   }
   console.log(`\n${table(rows)}\n`)
 
+  // With several rounds, the ratios to the floor are the medians of the rounds' paired ratios
+  // (pairedRatios), each round's given after them; with one round, that round's.
+  const rounds = (values: number[], suffix: string): string => values.length < 2 ? '' : ` (${values.map((v) => fixed(v, 2) + suffix).join(', ')})`
   const ratios: Array<Array<string | number>> = [['scenario', ...(strapi === null ? [] : ['ours/Strapi req/s']), 'ours/floor req/s', 'ours/floor CPU per request', 'ours/floor max RSS']]
   const summary = results.map((r) => {
     const recorded = strapi?.byName.get(r.strapiName)
-    const ratio = r.ours.requestsPerSec.mean / r.baseline.requestsPerSec.mean
-    const cpuRatio = r.ours.serverCpuUsPerRequest / r.baseline.serverCpuUsPerRequest
+    const ratioRounds = pairedRatios(r.ours.rounds, r.baseline.rounds, (m) => m.requestsPerSec.mean)
+    const cpuRatioRounds = pairedRatios(r.ours.rounds, r.baseline.rounds, (m) => m.serverCpuUsPerRequest)
+    const ratio = median(ratioRounds)
+    const cpuRatio = median(cpuRatioRounds)
     const vsStrapi = recorded === undefined ? null : r.ours.requestsPerSec.mean / recorded.reqPerSec
-    ratios.push([r.name, ...(strapi === null ? [] : [vsStrapi === null ? '' : `${fixed(vsStrapi)}x`]), fixed(ratio, 2), `${fixed(cpuRatio, 2)}x`, `${fixed(r.ours.maxRssMiB / r.baseline.maxRssMiB, 2)}x`])
-    return { ...r, ratio, cpuRatio, vsStrapi, strapi: recorded ?? null }
+    ratios.push([r.name, ...(strapi === null ? [] : [vsStrapi === null ? '' : `${fixed(vsStrapi)}x`]), fixed(ratio, 2) + rounds(ratioRounds, ''),
+      `${fixed(cpuRatio, 2)}x${rounds(cpuRatioRounds, 'x')}`, `${fixed(r.ours.maxRssMiB / r.baseline.maxRssMiB, 2)}x`])
+    return { ...r, ratio, ratioRounds, cpuRatio, cpuRatioRounds, vsStrapi, strapi: recorded ?? null }
   })
   console.log(`${table(ratios)}\n`)
+  if (ROUNDS > 1) console.log(`Ratios to the floor: the median of the ${ROUNDS} rounds' paired ratios, each round's in brackets.`)
   console.log(`Idle RSS after start: ours ${fixed(idle.ours ?? 0, 0)} MiB, floor ${fixed(idle.baseline ?? 0, 0)} MiB.`)
   if (strapi === null) console.log(`(no Strapi numbers at ${STRAPI_BENCH}; skipped that comparison)`)
   else console.log(`Strapi's numbers are recorded, not re-measured (${strapi.when ?? ''}, ${strapi.machine ?? 'unknown machine'}): ${STRAPI_BENCH}; see bench/README.md.`)
