@@ -289,17 +289,19 @@ export const OptionsSchema = {
     models: { type: 'array', items: {}, default: [] },
     components: { type: 'object', additionalProperties: {}, default: {} },
     db: {},
-    pool: PoolOptions,
-    shutdown: ShutdownOptions,
+    // A group left out, or given as `undefined`, is `{}` with its own defaults filled in: Ajv's
+    // `useDefaults` fills a missing or undefined property, then the defaults inside it.
+    pool: { ...PoolOptions, default: {} },
+    shutdown: { ...ShutdownOptions, default: {} },
     notifications: {},
     /** Named policies for `rest.routes` and GraphQL's `resolversConfig` (checked by rest-routes.ts). */
     policies: {},
-    rest: RestOptions,
-    schemaSync: SchemaSyncOptions,
-    i18n: I18nOptions,
-    query: QueryOptions,
-    limits: LimitOptions,
-    auth: AuthOptions,
+    rest: { ...RestOptions, default: {} },
+    schemaSync: { ...SchemaSyncOptions, default: {} },
+    i18n: { ...I18nOptions, default: {} },
+    query: { ...QueryOptions, default: {} },
+    limits: { ...LimitOptions, default: {} },
+    auth: { ...AuthOptions, default: {} },
     /** GraphQL options; their schema is lib/graphql/options.ts. `false` turns GraphQL off. */
     graphql: {},
     /** Upload options; their schema is lib/upload/options.ts. */
@@ -488,23 +490,18 @@ function checkEmbedded (o: Record<string, unknown>): string[] {
 }
 
 export function resolveOptions (options: ContentApiOptions): ResolvedOptions {
-  // An option given as `undefined` (`auth: secret ? { jwtSecret: secret } : undefined`) is an
-  // option not given: it must not replace the group's `{}`, which the schema then fills. Ajv
-  // does the same for the groups' own keys (`useDefaults` fills undefined properties).
-  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
-  const input = { rest: {}, schemaSync: {}, i18n: {}, query: {}, limits: {}, auth: {}, pool: {}, shutdown: {}, ...given } as ContentApiOptions & Record<string, unknown>
-  const { value: resolved, problems } = resolveSchema<ResolvedOptions>(OptionsSchema, input, '')
-  problems.push(...checkDb(input.db))
-  problems.push(...checkPool(input.db, options.pool))
-  if (isReplicated(input.db)) {
-    const replicated = resolveReplicated(input.db)
+  const { value: resolved, problems } = resolveSchema<ResolvedOptions>(OptionsSchema, options, '')
+  problems.push(...checkDb(options.db))
+  problems.push(...checkPool(options.db, options.pool))
+  if (isReplicated(options.db)) {
+    const replicated = resolveReplicated(options.db)
     problems.push(...replicated.problems)
     resolved.db = replicated.db
   }
-  problems.push(...checkNotifications(input.db, options.notifications, options.pool?.transactionPooling))
+  problems.push(...checkNotifications(options.db, options.notifications, options.pool?.transactionPooling))
   resolved.notifications ??= {}
   // `db.max`, the older spelling of the pool size, is the size unless `pool.size` is given too.
-  const max = isReplicated(input.db) ? undefined : (input.db as { max?: unknown } | undefined)?.max
+  const max = isReplicated(options.db) ? undefined : (options.db as { max?: unknown } | undefined)?.max
   if (Number.isInteger(max) && (max as number) >= 1 && options.pool?.size === undefined && typeof resolved.pool === 'object') {
     resolved.pool.size = max as number
   }
