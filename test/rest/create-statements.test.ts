@@ -106,12 +106,6 @@ t.test('a published create with a category and two authors: three statements, th
   t.same(list.json().data.map((a: any) => [a.title, a.category.name, a.authors.map((u: any) => u.name)]), [['Warm', 'C1', ['U1']], ['Counted', 'C1', ['U2', 'U1']]])
 })
 
-/**
- * The answer the create's own statement renders, from the rows its insert returns, is the
- * document as any later read of it renders it from the table: every field, defaults and
- * generated values included, in the version (published or draft) and fields asked for. An answer
- * that populates is read back by a statement of its own, after the links are written.
- */
 t.test('an update that publishes copies each relation\'s links, and the media links, in one statement each; the published version follows the draft', async (t) => {
   const s = await setup(t)
   await s.app.contentApi.permissions.grant('public', [`${ARTICLE}.update`, `${ARTICLE}.findOne`])
@@ -138,6 +132,12 @@ t.test('an update that publishes copies each relation\'s links, and the media li
   t.same(after.rows, before.rows, 'a link both versions keep is kept, not deleted and inserted again')
 })
 
+/**
+ * The answer the create's own statement renders, from the rows its insert returns, is the
+ * document as any later read of it renders it from the table: every field, defaults and
+ * generated values included, in the version (published or draft) and fields asked for. An answer
+ * that populates is read back by a statement of its own, after the links are written.
+ */
 t.test('the answer rendered by the create\'s own statement is the document as read afterwards', async (t) => {
   const s = await setup(t)
   await s.app.contentApi.permissions.grant('public', [`${ARTICLE}.findOne`, 'api::author.author.create', 'api::author.author.findOne'])
