@@ -6,6 +6,7 @@ import { createFilterContext } from './filters.js'
 import { ROOT, scopedRows, type CompileOptions } from './find.js'
 import { renderExpression } from './projection.js'
 import { sortExpression } from './sort.js'
+import { rowLimit } from './row-limit.js'
 
 /** What an aggregate statement answers: the groups as one JSON array text, and how many (up to `maxGroups + 1`). */
 export interface AggregateRow { data: string, groups: number }
@@ -47,7 +48,7 @@ const object = (entries: Array<[string, RawBuilder<unknown>]>): RawBuilder<unkno
  *               where l2.article_id = t.id order by l2.id asc limit 1) as g1,
  *              count(*)::int as n, sum(t.views) as m0, avg(t.views) as m1
  *       from "articles" as t where t.published_at is not null and <filters>
- *       group by 1, 2 order by 1, 2 limit $5) as g
+ *       group by 1, 2 order by 1, 2 limit 101) as g
  * ```
  */
 export function compileAggregate (
@@ -62,7 +63,7 @@ export function compileAggregate (
   let inner = scopedRows(db, model, tree, options).select([...keys, ...values])
   if (keys.length > 0) {
     const positions = sql.join(keys.map((_, i) => sql.lit(i + 1)))
-    inner = inner.groupBy(sql`${positions}` as any).orderBy(sql`${positions}` as any).limit(spec.maxGroups + 1)
+    inner = inner.groupBy(sql`${positions}` as any).orderBy(sql`${positions}` as any).limit(rowLimit(spec.maxGroups + 1))
   }
   const g = (column: string): RawBuilder<unknown> => sql.ref(`g.${column}`)
   const entries: Array<[string, RawBuilder<unknown>]> = [

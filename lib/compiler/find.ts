@@ -11,6 +11,7 @@ import { sortExpression } from './sort.js'
 import { scopeConditions, type DocumentScope } from './scope.js'
 import { CHANGES_CTE, changeCount, countIsRememberable, countRows, readChanges, rememberedCount } from './row-count.js'
 import { keysetAfter, reversed } from './keyset.js'
+import { rowLimit } from './row-limit.js'
 
 export interface FindSpec extends DocumentScope {
   fields: readonly Field[] | null
@@ -127,8 +128,10 @@ function pageRows (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
   let page = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...keys])
   spec.sort.forEach((term, i) => { page = page.orderBy(sql.ref(`s${i}`), term.direction) })
   page = page.orderBy(sql.ref(`${ROOT}.id`), 'asc')
-  if (window.limit !== null) return page.limit(window.limit).offset(window.start)
-  return window.start > 0 ? page.offset(window.start) : page
+  // No offset on a first page: an `offset $1` of unknown value would make PostgreSQL plan it anew at
+  // every execution, as an unknown limit would (row-limit.ts); later pages keep it a parameter.
+  const limited = window.limit === null ? page : page.limit(rowLimit(window.limit))
+  return window.start > 0 ? limited.offset(window.start) : limited
 }
 
 /**
@@ -151,12 +154,12 @@ function walkKeys (spec: FindSpec, p: CursorPagination, ctx: ReturnType<typeof c
  * ```sql
  * with "keyset" as (select t.id as "__id", t.title as "s0" from "articles" as t
  *                   where <scope and filters> and t.title <= $1 and (t.title < $2 or (t.title = $3 and t.id > $4))
- *                   order by "s0" desc, t.id asc limit $5),
- *      "page" as (select * from "keyset" order by "s0" desc, "__id" asc limit $6)
+ *                   order by "s0" desc, t.id asc limit 26),
+ *      "page" as (select * from "keyset" order by "s0" desc, "__id" asc limit 25)
  * -- sort=title:asc, after ('b', 7): two ranges
- * with "keyset" as (select * from ((select ... where <scope and filters> and t.title >= $1 and (...) order by "s0" asc, t.id asc limit $5)
- *                   union all (select ... where <scope and filters> and t.title is null order by "s0" asc, t.id asc limit $6)) as "u"
- *                   order by "s0" asc, "__id" asc limit $7), "page" as (...)
+ * with "keyset" as (select * from ((select ... where <scope and filters> and t.title >= $1 and (...) order by "s0" asc, t.id asc limit 26)
+ *                   union all (select ... where <scope and filters> and t.title is null order by "s0" asc, t.id asc limit 26)) as "u"
+ *                   order by "s0" asc, "__id" asc limit 26), "page" as (...)
  * ```
  */
 function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: Window, options: CompileOptions) {
@@ -166,7 +169,7 @@ function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
   const walked = <Q extends SelectQueryBuilder<any, any, any>>(query: Q, id: string): Q => {
     let q = query
     walk.keys.forEach((key, i) => { q = q.orderBy(sql.ref(`s${i}`), key.direction) as Q })
-    return q.orderBy(sql.ref(id), walk.id.direction).limit(window.limit + 1) as Q
+    return q.orderBy(sql.ref(id), walk.id.direction).limit(rowLimit(window.limit + 1)) as Q
   }
   const rows = (condition: RawBuilder<SqlBool> | null) => {
     const query = scopedRows(db, model, spec, options).select([sql.ref(`${ROOT}.id`).as('__id'), ...spec.sort.map((term, i) => sortExpression(term, ROOT, ctx).as(`s${i}`))])
@@ -179,7 +182,7 @@ function withPage (db: Kysely<any>, model: ContentType, spec: FindSpec, window: 
   return db.with('keyset', () => keyset).with('page', (q) => {
     let page = q.selectFrom('keyset').selectAll()
     walk.keys.forEach((key, i) => { page = page.orderBy(sql.ref(`s${i}`), key.direction) })
-    return page.orderBy(sql.ref('__id'), walk.id.direction).limit(window.limit)
+    return page.orderBy(sql.ref('__id'), walk.id.direction).limit(rowLimit(window.limit))
   })
 }
 
@@ -228,11 +231,11 @@ function cursorEdges (db: Kysely<any>, model: ContentType, spec: FindSpec, p: Cu
  *
  * ```sql
  * with "page" as (select t.id as "__id", t.title as "s0" from "articles" as t where <scope and filters>
- *                 order by "s0" desc, t.id asc limit $1 offset $2)
+ *                 order by "s0" desc, t.id asc limit 25)                -- page 2: limit 25 offset $n
  * select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by "page"."s0" desc, "page"."__id" asc), '') || ']'
  *         from "page" join "articles" as t on t.id = "page"."__id"
  *         cross join lateral (select t.id as "id", t.document_id as "documentId", ...) as d) as "data",
- *        (select case when n.c < $3 and (n.c > 0 or $4 = 0) then $4 + n.c
+ *        (select case when n.c < $1 and (n.c > 0 or $2 = 0) then $2 + n.c
  *                     else (select count(*)::int from "articles" as t where <scope and filters>) end
  *         from (select count(*)::int as c from "page") as n) as "total"
  * ```
@@ -311,7 +314,7 @@ export function compileFindMany (db: Kysely<any>, model: ContentType, spec: Find
       .select([withinBudget(pageJson(model, spec, options), spec.maxRows!).as('data'), sql<number>`"budget"."n"`.as('rows')]) as Read<ReadRow>
   }
   let rows = ordered(scopedRows(db, model, spec, options).select(documentColumns(model, spec, options)), spec, options)
-  if (spec.limit !== undefined) rows = rows.limit(spec.limit)
+  if (spec.limit !== undefined) rows = rows.limit(rowLimit(spec.limit))
   if (spec.start !== undefined && spec.start > 0) rows = rows.offset(spec.start)
   return db.selectFrom(rows.as('r')).select(sql<string>`${JSON_ARRAY('r')}`.as('data')) as Read<ReadRow>
 }
@@ -347,7 +350,7 @@ export function compileFindOne (db: Kysely<any>, model: ContentType, spec: FindS
 function renderOne (db: Kysely<any>, model: ContentType, spec: FindSpec, documentId: string | null, options: CompileOptions, from: string): Read<ReadRow> {
   let rows = scopedRows(db, model, spec, options, from).select(documentColumns(model, spec, options))
   if (documentId !== null) rows = rows.where(`${ROOT}.document_id`, '=', documentId)
-  rows = ordered(rows, spec, options).limit(1)
+  rows = ordered(rows, spec, options).limit(rowLimit(1))
   return db.selectFrom(rows.as('r')).select(sql<string>`row_to_json(r)::text`.as('data')) as Read<ReadRow>
 }
 
@@ -400,9 +403,9 @@ export function compileCount (db: Kysely<any>, model: ContentType, scope: Docume
  * counted up to `maxRows + 1`:
  *
  * ```sql
- * with "page" as (select t.id as "__id" from "articles" as t where <scope and filters> order by ... limit $1 offset $2)
- * select "budget"."n" as "n" from (select $3::int + b.n as n from (select count(*)::int as n from (
- *   select 1 from "page", "articles" as t, ... where t.id = "page"."__id" and ... union all ... limit $4) as b) as b) as "budget"
+ * with "page" as (select t.id as "__id" from "articles" as t where <scope and filters> order by ... limit 25)
+ * select "budget"."n" as "n" from (select $1::int + b.n as n from (select count(*)::int as n from (
+ *   select 1 from "page", "articles" as t, ... where t.id = "page"."__id" and ... union all ... limit 10001) as b) as b) as "budget"
  * ```
  */
 export function compileRowProbe (

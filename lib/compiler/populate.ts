@@ -6,6 +6,7 @@ import { compileFilter, createFilterContext, type FilterCompileOptions, type Fil
 import { outputExpression } from './projection.js'
 import { sortExpression } from './sort.js'
 import { orderSql, ref, relatedRows, type OrderTerm, type RelatedRows } from './related-rows.js'
+import { rowLimit } from './row-limit.js'
 
 /**
  * Populate as correlated sub-selects: every populated attribute is one expression in the parent's
@@ -61,7 +62,7 @@ export interface SelectedRows {
   perParent: RawBuilder<unknown>
   where: Array<RawBuilder<unknown>>
   order: OrderTerm[]
-  /** ` limit $1 offset $2`, or nothing; to-one sources render their first row only. */
+  /** ` limit 5 offset $1` (the limit a literal: row-limit.ts), or nothing; to-one sources render their first row only. */
   window: RawBuilder<unknown>
   toMany: boolean
 }
@@ -73,7 +74,7 @@ export function selectedRows (source: RelatedRows, selection: PopulateSelection,
   const order = sortTerms.length > 0
     ? [...sortTerms, { expr: ref(r, 'id'), direction: 'asc' as const }]
     : source.order
-  const window = sql`${selection.limit === null ? sql`` : sql` limit ${selection.limit}`}${selection.start === null ? sql`` : sql` offset ${selection.start}`}`
+  const window = sql`${selection.limit === null ? sql`` : sql` limit ${rowLimit(selection.limit)}`}${selection.start === null || selection.start === 0 ? sql`` : sql` offset ${selection.start}`}`
   return { from: source.from, perParent: source.perParent, where, order, window, toMany: source.toMany }
 }
 

@@ -6,6 +6,7 @@ import type { PopulateNode, PopulateSelection, PopulateTree } from '../query/pop
 import { compileFilter, type FilterCompileOptions } from './filters.js'
 import { createPopulateContext, localizationRows, selectedRows, type PopulateContext, type SelectedRows } from './populate.js'
 import { linkTable, orderSql, ref, relatedRows, type RelatedRows } from './related-rows.js'
+import { rowLimit } from './row-limit.js'
 
 /**
  * `limits.maxRows`: the most rows one response may return, its documents and every populated row
@@ -171,7 +172,7 @@ function levelsOf (tree: PopulateTree, parent: string, model: ContentType | Comp
  *   union all select 1 from (select "__id" as "id" from "page") as t
  *     where exists (select 1 from "categories" as r1 join "articles_category_lnk" as l2 on l2.category_id = r1.id where l2.article_id = t.id)
  *   union all select 1 from (select "__id" as "id" from "page") as t, "articles_authors_lnk" as l4 where l4.article_id = t.id
- *   limit $1) as b
+ *   limit 10001) as b
  * ```
  */
 function probe (
@@ -196,7 +197,7 @@ function probe (
     }
     frontier = next
   }
-  return sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${max + 1}) as b`
+  return sql<{ n: number }>`select count(*)::int as n from (${sql.join(branches, sql` union all `)} limit ${rowLimit(max + 1)}) as b`
 }
 
 /** How many levels `populate` nests: 0 without populate, 1 when nothing populated populates more. */

@@ -57,10 +57,11 @@ const tree = (raw: RawQuery): QueryTree => parseQuery(model, { fields: ['title']
 /**
  * The statement of a page in the default order (by id), 25 rows from the first, counted: the
  * books' id, documentId and title, then `populated` (the populate's sub-selects), whose
- * parameters come before the count's, from `$3`.
+ * parameters come before the count's, from `$1`. The page size is in the text (row-limit.ts),
+ * and a first page has no offset.
  */
 function defaultPage (populated: string, count: number): string {
-  return 'with "page" as (select "t"."id" as "__id" from "books" as "t" where true order by "t"."id" asc limit $1 offset $2) ' +
+  return 'with "page" as (select "t"."id" as "__id" from "books" as "t" where true order by "t"."id" asc limit 25) ' +
     `select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by "page"."__id" asc), '') || ']'
     from "page" join "books" as "t" on "t"."id" = "page"."__id"
     cross join lateral (select "t"."id" as "id", "t"."document_id" as "documentId", "t"."title" as "title", ${populated}) as d) as "data", ` +
@@ -119,23 +120,23 @@ async function check (t: Test, name: string, c: Case): Promise<void> {
 t.test('a page: its rows chosen on ids and sort keys, then rendered; the count only when the page cannot tell it', async (t) => {
   await check(t, 'filtered, sorted, counted', {
     query: { filters: { pages: { $gt: 100 } }, sort: 'title:desc', pagination: { page: 1, pageSize: 2 } },
-    sql: 'with "page" as (select "t"."id" as "__id", "t"."title" as "s0" from "books" as "t" where "t"."pages" > $1 order by "s0" desc, "t"."id" asc limit $2 offset $3) ' +
+    sql: 'with "page" as (select "t"."id" as "__id", "t"."title" as "s0" from "books" as "t" where "t"."pages" > $1 order by "s0" desc, "t"."id" asc limit 2) ' +
       `select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by "page"."s0" desc, "page"."__id" asc), '') || ']'
     from "page" join "books" as "t" on "t"."id" = "page"."__id"
     cross join lateral (select "t"."id" as "id", "t"."document_id" as "documentId", "t"."title" as "title") as d) as "data", ` +
-      '(select case when n.c < $4::int and (n.c > 0 or $5::int = 0) then $6::int + n.c ' +
-      'else ((select count(*)::int as "count" from "books" as "t" where "t"."pages" > $7)) end from (select count(*)::int as c from "page") as n) as "total"',
-    parameters: [100, 2, 0, 2, 0, 0, 100],
+      '(select case when n.c < $2::int and (n.c > 0 or $3::int = 0) then $4::int + n.c ' +
+      'else ((select count(*)::int as "count" from "books" as "t" where "t"."pages" > $5)) end from (select count(*)::int as c from "page") as n) as "total"',
+    parameters: [100, 2, 0, 0, 100],
     data: [{ title: 'Gamma' }, { title: 'Beta' }],
     total: 2
   })
   await check(t, 'withCount=false: no count', {
     query: { pagination: { start: 1, limit: 2, withCount: false } },
-    sql: 'with "page" as (select "t"."id" as "__id" from "books" as "t" where true order by "t"."id" asc limit $1 offset $2) ' +
+    sql: 'with "page" as (select "t"."id" as "__id" from "books" as "t" where true order by "t"."id" asc limit 2 offset $1) ' +
       `select (select '[' || coalesce(string_agg(row_to_json(d)::text, ',' order by "page"."__id" asc), '') || ']'
     from "page" join "books" as "t" on "t"."id" = "page"."__id"
     cross join lateral (select "t"."id" as "id", "t"."document_id" as "documentId", "t"."title" as "title") as d) as "data", null::int as "total"`,
-    parameters: [2, 1],
+    parameters: [1],
     data: [{ title: 'Beta' }, { title: 'Gamma' }],
     total: null
   })
@@ -144,8 +145,8 @@ t.test('a page: its rows chosen on ids and sort keys, then rendered; the count o
 t.test('populate: one JSON sub-select per populated attribute, in the same statement', async (t) => {
   await check(t, 'a to-one relation', {
     query: { populate: { shelf: { fields: ['name'] } } },
-    sql: defaultPage(shelfOf(''), 3),
-    parameters: [25, 0, 25, 0, 0],
+    sql: defaultPage(shelfOf(''), 1),
+    parameters: [25, 0, 0],
     data: [{ title: 'Alpha', shelf: { name: 'Fiction' } }, { title: 'Beta', shelf: { name: 'Fiction' } }, { title: 'Gamma', shelf: null }],
     total: 3
   })
@@ -154,8 +155,8 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
     sql: defaultPage(shelfOf(', (select coalesce(json_agg(q.doc order by "q"."o0" asc nulls last, "q"."o1" asc), \'[]\'::json) from ' +
       '(select row_to_json("v6") as doc, "l5"."book_ord" as "o0", "l5"."id" as "o1" from "books_shelf_lnk" as "l5" cross join lateral (select * from "books" as "r4" where "r4"."id" = "l5"."book_id" offset 0) as "r4" ' +
       'cross join lateral (select "r4"."id" as "id", "r4"."document_id" as "documentId", "r4"."title" as "title") as "v6" ' +
-      'where "l5"."shelf_id" = "r1"."id" order by "l5"."book_ord" asc nulls last, "l5"."id" asc) as q) as "books"'), 3),
-    parameters: [25, 0, 25, 0, 0],
+      'where "l5"."shelf_id" = "r1"."id" order by "l5"."book_ord" asc nulls last, "l5"."id" asc) as q) as "books"'), 1),
+    parameters: [25, 0, 0],
     data: [
       { title: 'Alpha', shelf: { name: 'Fiction', books: [{ title: 'Alpha' }, { title: 'Beta' }] } },
       { title: 'Beta', shelf: { name: 'Fiction', books: [{ title: 'Alpha' }, { title: 'Beta' }] } },
@@ -167,8 +168,8 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
     query: { populate: { blurb: true } },
     sql: defaultPage('(select row_to_json("v3") from "books_cmps" as "l2" cross join lateral (select * from "components_parts_blurbs" as "r1" where "r1"."id" = "l2"."cmp_id" offset 0) as "r1" ' +
       'cross join lateral (select "r1"."id" as "id", "r1"."text" as "text") as "v3" ' +
-      'where "l2"."entity_id" = "t"."id" and "l2"."component_type" = $3 and "l2"."field" = $4 order by "l2"."order" asc nulls last, "l2"."id" asc limit 1) as "blurb"', 5),
-    parameters: [25, 0, 'parts.blurb', 'blurb', 25, 0, 0],
+      'where "l2"."entity_id" = "t"."id" and "l2"."component_type" = $1 and "l2"."field" = $2 order by "l2"."order" asc nulls last, "l2"."id" asc limit 1) as "blurb"', 3),
+    parameters: ['parts.blurb', 'blurb', 25, 0, 0],
     data: [{ title: 'Alpha', blurb: { text: 'a' } }, { title: 'Beta', blurb: null }, { title: 'Gamma', blurb: null }],
     total: 3
   })
@@ -180,8 +181,8 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
   await check(t, 'a dynamic zone: its components in one ordered list', {
     query: { populate: { sections: true } },
     sql: defaultPage('(select coalesce(json_agg(q.doc order by q.o0 asc nulls last, q.o1 asc), \'[]\'::json) from (' +
-      `${member(1, 'components_parts_blurbs', 'text', 3)} union all ${member(4, 'components_parts_links', 'url', 6)}) as q) as "sections"`, 9),
-    parameters: [25, 0, 'parts.blurb', 'parts.blurb', 'sections', 'parts.link', 'parts.link', 'sections', 25, 0, 0],
+      `${member(1, 'components_parts_blurbs', 'text', 1)} union all ${member(4, 'components_parts_links', 'url', 4)}) as q) as "sections"`, 7),
+    parameters: ['parts.blurb', 'parts.blurb', 'sections', 'parts.link', 'parts.link', 'sections', 25, 0, 0],
     data: [
       { title: 'Alpha', sections: [{ __component: 'parts.blurb', text: 's1' }, { __component: 'parts.link', url: 'u1' }] },
       { title: 'Beta', sections: [] },
@@ -192,8 +193,8 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
   await check(t, 'the count strategy: `{ count }` instead of the rows', {
     query: { populate: { tags: { count: true } } },
     sql: defaultPage('(select (\'{"count":\' || count(*) || \'}\')::json from "books_tags_lnk" as "l2" cross join lateral (select * from "tags" as "r1" where "r1"."id" = "l2"."tag_id" offset 0) as "r1" ' +
-      'where "l2"."book_id" = "t"."id") as "tags"', 3),
-    parameters: [25, 0, 25, 0, 0],
+      'where "l2"."book_id" = "t"."id") as "tags"', 1),
+    parameters: [25, 0, 0],
     data: [{ title: 'Alpha', tags: { count: 2 } }, { title: 'Beta', tags: { count: 1 } }, { title: 'Gamma', tags: { count: 0 } }],
     total: 3
   })

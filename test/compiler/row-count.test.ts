@@ -68,7 +68,7 @@ t.test('the tables the counts are kept for', async (t) => {
 
 t.test('an unfiltered total sums the counts of its keys', async (t) => {
   t.test('published, one locale', async (t) => {
-    await check(t, 'api::post.post', {}, { count: new RegExp(`^${esc(SUM)}\\$7 and "c"."published" = \\$8 and "c"."locale" = \\$9$`), parameters: ['posts', true, 'en'], total: 3 })
+    await check(t, 'api::post.post', {}, { count: new RegExp(`^${esc(SUM)}\\$5 and "c"."published" = \\$6 and "c"."locale" = \\$7$`), parameters: ['posts', true, 'en'], total: 3 })
   })
   t.test('drafts, one locale', async (t) => {
     await check(t, 'api::post.post', { status: 'draft', locale: 'en' }, { count: /"c"."published" = \$\d+ and "c"."locale" = \$\d+$/, parameters: ['posts', false, 'en'], total: 4 })

@@ -90,6 +90,33 @@ t.test('REST reads run as named statements; the one-document statement serves ev
   t.same((await readsNamed()).map((p) => p.name), named.map((p) => p.name), 'a read of application code is not named')
 })
 
+t.test('a page\'s statement is planned once: its row limit is in its text, so PostgreSQL keeps the generic plan', { skip: needsPostgres }, async (t) => {
+  const scratch = await Scratch.create(t)
+  const { app } = await startApp(t, { db: scratch.url(), pool: { size: 1 } })
+  await createPosts(app, ['alpha'])
+  // Enough published rows that a plan for an unknown limit (PostgreSQL assumes a tenth of the
+  // table) reads them all, and costs more than one made for 25.
+  await scratch.admin.query(`insert into posts (document_id, title, created_at, updated_at, published_at)
+    select substr(md5(g::text), 1, 24), 'post ' || g, now(), now(), now() from generate_series(1, 5000) as g`)
+  await scratch.admin.query('analyze')
+  for (let i = 0; i < 10; i++) t.equal((await app.inject(LIST)).json().data.length, 25)
+  const { rows: page } = await sql<{ statement: string, generic: number, custom: number }>`
+    select statement, generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements
+    where name like 'fca\_%' and statement like '%"page"%'`.execute(app.contentApi.db)
+  t.equal(page.length, 1, 'the list is one named statement')
+  t.match(page[0].statement, /"t"\."id" asc limit 25\)/, 'the page size in its text, and no offset on a first page')
+  // PostgreSQL plans the first five executions for their values, then compares the generic plan.
+  t.ok(page[0].generic >= 4, `the generic plan kept after the first five (generic ${page[0].generic}, custom ${page[0].custom})`)
+
+  const second = await app.inject(`${LIST}&pagination[page]=2`)
+  t.equal(second.json().data.length, 25)
+  t.notSame(second.json().data, (await app.inject(LIST)).json().data, 'page 2 is other documents')
+  const { rows: later } = await sql<{ statement: string }>`
+    select statement from pg_prepared_statements where name like 'fca\_%' and statement like '%"page"%offset $%'`.execute(app.contentApi.db)
+  t.equal(later.length, 1, 'a later page is a statement of its own')
+  t.match(later[0].statement, /"t"\."id" asc limit 25 offset \$\d+\)/, 'its offset a parameter')
+})
+
 t.test('pool.preparedStatements: false sends every statement unnamed, with the same answers', { skip: needsPostgres }, async (t) => {
   const scratch = await Scratch.create(t)
   const { app: named } = await startApp(t, { db: scratch.url(), pool: { size: 1 } })
