@@ -76,6 +76,6 @@ const layers = [
 ]
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', '.tap/**'] }),
+  ...neostandard({ ts: true, ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', '.tap/**', 'lib/options/validators.generated.ts'] }),
   ...layers
 ]

@@ -1,4 +1,6 @@
-import { Ajv, type ValidateFunction } from 'ajv'
+import { createHash } from 'node:crypto'
+import { Ajv, type ErrorObject } from 'ajv'
+import { validators as precompiled } from './validators.generated.js'
 
 /**
  * The options' JSON Schemas, run by Ajv (Fastify's own validator, already loaded with it). The
@@ -8,18 +10,38 @@ import { Ajv, type ValidateFunction } from 'ajv'
  */
 export type JsonSchema = Readonly<Record<string, unknown>>
 
-// Not strict about defaults inside a union's members, which Ajv does not fill but
-// `copyForDefaults` does. The schemas are this package's, checked by its tests
-// (test/options/validate.test.ts): not checked against the meta-schema at every start, which
-// compiling the meta-schema's own validator makes the larger part of the cost; nor optimised,
-// for a validator that runs once.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strictSchema: false, validateSchema: false, code: { optimize: false } })
-const compiled = new WeakMap<JsonSchema, ValidateFunction>()
+/**
+ * The Ajv that validates the options, and that scripts/build-options-validators.ts generates
+ * their code with (`code`: its standalone settings). Not strict about defaults inside a union's
+ * members, which Ajv does not fill but `copyForDefaults` does. The schemas are this package's,
+ * checked by its tests (test/options/validate.test.ts): not checked against the meta-schema,
+ * which compiling the meta-schema's own validator makes the larger part of the cost; nor
+ * optimised, for a validator that runs once.
+ */
+export function createOptionsAjv (code: { source?: boolean, esm?: boolean } = {}): Ajv {
+  return new Ajv({ allErrors: true, useDefaults: true, strictSchema: false, validateSchema: false, code: { optimize: false, ...code } })
+}
 
-function validator (schema: JsonSchema): ValidateFunction {
+/** A schema's key among the generated validators: a hash of its JSON, so that a changed schema is another key. */
+export function schemaKey (schema: JsonSchema): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex').slice(0, 16)
+}
+
+let ajv: Ajv | null = null
+/** What the options need of a validator, compiled or generated (which has no `schema` of its own). */
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+const generated = precompiled as Readonly<Record<string, Validate | undefined>>
+const compiled = new WeakMap<JsonSchema, Validate>()
+
+/**
+ * A schema's validator: the generated one for its key (validators.generated.ts, `npm run
+ * build:validators`), else compiled now, as a schema edited since the generation is.
+ */
+function validator (schema: JsonSchema): Validate {
   let validate = compiled.get(schema)
   if (validate === undefined) {
-    validate = ajv.compile(schema)
+    validate = generated[schemaKey(schema)] ?? (ajv ??= createOptionsAjv()).compile(schema)
     compiled.set(schema, validate)
   }
   return validate

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
 import { ConfigurationError } from '../../lib/index.js'
@@ -7,6 +8,8 @@ import { OptionsSchema, resolveOptions, type ContentApiOptions } from '../../lib
 import { UploadOptionsSchema, resolveUploadOptions } from '../../lib/options/upload.js'
 import { WebhookOptionsSchema } from '../../lib/options/webhooks.js'
 import type { UploadProvider } from '../../lib/options/upload-provider.js'
+import { resolveSchema, schemaKey } from '../../lib/options/validate.js'
+import { validators } from '../../lib/options/validators.generated.js'
 import { article } from '../fixtures/models.js'
 
 /**
@@ -93,6 +96,20 @@ t.test('problems: unknown keys listed once per object, unions of constants as th
     'auth.rateLimit: must be one of false'
   ])
   t.same(problemsOf({ models: [article], upload: { maxFiles: 1.5, local: { nope: true } } }).sort(), ['upload.local: unknown option(s) nope', 'upload.maxFiles: must be integer'])
+})
+
+t.test('the options\' validators are generated code, up to date with the schemas (npm run build:validators)', async (t) => {
+  const { generate } = await import('../../scripts/build-options-validators.js')
+  const file = fileURLToPath(new URL('../../lib/options/validators.generated.ts', import.meta.url))
+  t.ok(readFileSync(file, 'utf8') === generate(), 'lib/options/validators.generated.ts is what the schemas generate: run npm run build:validators')
+  for (const [name, schema] of Object.entries({ OptionsSchema, UploadOptionsSchema, WebhookOptionsSchema })) {
+    t.type(validators[schemaKey(schema) as keyof typeof validators], 'function', `${name}: a generated validator, nothing compiled at registration`)
+  }
+  // A schema with no generated code (one edited since) is compiled, and validates the same way.
+  const edited = { type: 'object', properties: { size: { type: 'integer', minimum: 1, default: 10 } }, additionalProperties: false }
+  t.equal(validators[schemaKey(edited) as keyof typeof validators], undefined)
+  t.same(resolveSchema(edited, { size: 0, x: 1 }, 'pool'), { value: { size: 0, x: 1 }, problems: ['pool: unknown option(s) x', 'pool.size: must be >= 1'] })
+  t.same(resolveSchema(edited, {}, 'pool'), { value: { size: 10 }, problems: [] })
 })
 
 t.test('TypeBox is not loaded at run time', async (t) => {
