@@ -16,7 +16,9 @@ import { LOCALE } from './model-set.js'
  *   its driver path), not the database's.
  * - GraphQL `{articles(pagination:{pageSize:10}){title category{name}}}` is one statement written
  *   out here in the plugin's layout (the page's ids first, then each row rendered with its category
- *   as a correlated sub-select) that renders Mercurius's answer, selecting only the asked fields.
+ *   as a correlated sub-select; the page size in the text and no offset, as the plugin writes a
+ *   first page: lib/compiler/row-limit.ts) that renders Mercurius's answer, selecting only the
+ *   asked fields.
  * - `POST /api/articles` is the minimal correct create in one transaction: both rows (draft and
  *   published) in one insert, the category links and the author links of both in one insert each:
  *   begin, three statements, commit.
@@ -35,7 +37,7 @@ const NOT_FOUND = '{"data":null,"error":{"status":404,"name":"NotFoundError","me
 const iso = (column: string): string => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const GRAPHQL_TEXT = 'with "page" as (select "t"."id" as "__id" from "articles" as "t" where ("t"."published_at" is not null and "t"."locale" = $1) ' +
-  'order by "t"."id" asc limit $2 offset $3) ' +
+  'order by "t"."id" asc limit 10) ' +
   'select \'{"data":{"articles":[\' || coalesce(string_agg(row_to_json(d)::text, \',\' order by "page"."__id" asc), \'\') || \']}}\' as "body" ' +
   'from "page" join "articles" as "t" on "t"."id" = "page"."__id" ' +
   'cross join lateral (select "t"."title" as "title", (select row_to_json("v3") from "categories" as "r1" ' +
@@ -113,7 +115,7 @@ export function buildFloor (pool: pg.Pool, sql: FloorSql): FastifyInstance {
   })
 
   app.post('/graphql', async (_request, reply) => {
-    const { rows } = await pool.query<{ body: string }>({ name: 'floor_graphql', text: GRAPHQL_TEXT, values: [LOCALE, 10, 0] })
+    const { rows } = await pool.query<{ body: string }>({ name: 'floor_graphql', text: GRAPHQL_TEXT, values: [LOCALE] })
     return reply.type(JSON_TYPE).send(rows[0].body)
   })
 
