@@ -9,6 +9,7 @@ import contentApi, { defineContentType } from '../lib/index.js'
 import type { AccessControl, AccessGrant } from '../lib/auth/access.js'
 import { listBody } from '../lib/rest/format.js'
 import { paginationMeta, parseQueryString, searchOf, type QueryTree } from '../lib/query/index.js'
+import { median } from './stats.js'
 
 /**
  * What the permission check costs on the list endpoint (the requirement: at most 5% of its
@@ -258,12 +259,6 @@ function table (rows: Array<Array<string | number>>): string {
   const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => row[i].length)))
   return cells.map((row, r) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |` +
     (r === 0 ? `\n|${widths.map((w, i) => '-'.repeat(w + 1) + (i === 0 ? '-' : ':')).join('|')}|` : '')).join('\n')
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
 async function harness (): Promise<void> {

@@ -14,6 +14,7 @@ import { CATEGORIES_OF, MODEL_SET, oracleCategoryData } from './oracle.js'
 import { SCENARIOS, type Context, type Scenario } from './scenarios.js'
 import { seedRows } from './seed-rows.js'
 import { buildOurs, POOL_SIZE } from './serve.js'
+import { median } from './stats.js'
 
 /**
  * `npm run bench`: the plugin against a hand-written Fastify + pg server running the same SQL,
@@ -409,12 +410,6 @@ function table (rows: Array<Array<string | number>>): string {
 const fixed = (n: number, digits = 1): string => n.toFixed(digits)
 
 const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 
 /**
  * Each round's ratio of ours to the floor, the two measured one after the other: on a shared

@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median } from './stats.js'
 
 /**
  * `npm run bench:startup`: cold start and memory of the blog example (examples/blog) as deployed,
@@ -147,12 +148,6 @@ async function once (which: Case, dataDir: string | null): Promise<Run> {
   } finally {
     await stop(child)
   }
-}
-
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 async function main (): Promise<void> {
