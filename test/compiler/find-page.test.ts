@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { compileFindPage } from '../../lib/compiler/find.js'
+import { rowLimit } from '../../lib/compiler/row-limit.js'
 import { defineComponent, defineContentType } from '../../lib/index.js'
 import { createRegistry } from '../../lib/model/registry.js'
 import { parseQuery, type QueryTree, type RawQuery } from '../../lib/query/index.js'
@@ -198,4 +199,21 @@ t.test('populate: one JSON sub-select per populated attribute, in the same state
     data: [{ title: 'Alpha', tags: { count: 2 } }, { title: 'Beta', tags: { count: 1 } }, { title: 'Gamma', tags: { count: 0 } }],
     total: 3
   })
+})
+
+t.test('row limits are written into the text, an offset only past the first row (row-limit.ts)', async (t) => {
+  const page2 = compileFindPage(compiler, model, tree({ pagination: { page: 2, pageSize: 2 } }), OPTIONS).compile()
+  t.match(page2.sql, /order by "t"\."id" asc limit 2 offset \$1\)/, 'a later page: its size in the text, its offset a parameter')
+  t.equal(page2.parameters[0], 2)
+  const first = compileFindPage(compiler, model, tree({ populate: { tags: { start: 0, limit: 1 } } }), OPTIONS).compile()
+  t.match(first.sql, /limit 1\) as q\) as "tags"/, 'a populate\'s limit in the text, and no offset from its first row')
+  const later = compileFindPage(compiler, model, tree({ populate: { tags: { start: 1, limit: 1 } } }), OPTIONS).compile()
+  t.match(later.sql, /limit 1 offset \$\d+\) as q\) as "tags"/, 'from its second row: an offset parameter')
+  const row = await compileFindPage(database.db, model, tree({ sort: 'title', populate: { tags: { start: 1, limit: 1, fields: ['label'] } } }), OPTIONS).executeTakeFirstOrThrow()
+  t.strictSame(stripIds(JSON.parse(row.data)).map((b: any) => b.tags), [[{ label: 'y' }], [], []], 'Alpha\'s second tag only')
+})
+
+t.test('a row limit that is not a non-negative integer is refused before it reaches the text', async (t) => {
+  for (const n of [1.5, -1, Number.NaN, 2 ** 53]) t.throws(() => rowLimit(n), TypeError, String(n))
+  t.equal(compiler.selectFrom('books').select('id').limit(rowLimit(0)).compile().sql, 'select "id" from "books" limit 0')
 })
