@@ -210,7 +210,7 @@ t.test('row limits are written into the text, an offset only past the first row 
   const later = compileFindPage(compiler, model, tree({ populate: { tags: { start: 1, limit: 1 } } }), OPTIONS).compile()
   t.match(later.sql, /limit 1 offset \$\d+\) as q\) as "tags"/, 'from its second row: an offset parameter')
   const row = await compileFindPage(database.db, model, tree({ sort: 'title', populate: { tags: { start: 1, limit: 1, fields: ['label'] } } }), OPTIONS).executeTakeFirstOrThrow()
-  t.strictSame(stripIds(JSON.parse(row.data)).map((b: any) => b.tags), [[{ label: 'y' }], [], []], 'Alpha\'s second tag only')
+  t.strictSame((stripIds(JSON.parse(row.data)) as Array<{ tags: unknown }>).map((b) => b.tags), [[{ label: 'y' }], [], []], 'Alpha\'s second tag only')
 })
 
 t.test('a row limit that is not a non-negative integer is refused before it reaches the text', async (t) => {
