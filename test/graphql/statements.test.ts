@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import { StatementCounter } from '../helpers/statements.js'
 import { buildGraphql, FULL_TOKEN } from './helpers.js'
 
@@ -50,3 +51,42 @@ for (const format of ['entity', 'flat'] as const) {
       'a mutation answers with one read of the written document')
   })
 }
+
+/** Records the rendered JSON (`data`) of every read, as the resolvers parse it. */
+class RenderedJson implements KyselyPlugin {
+  rendered: unknown[] = []
+  transformQuery (args: PluginTransformQueryArgs): RootOperationNode { return args.node }
+  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const data = args.result.rows[0]?.data
+    if (typeof data === 'string') this.rendered.push(JSON.parse(data))
+    return args.result
+  }
+}
+
+const keysOf = (value: unknown): string[] => Object.keys(value as object).sort()
+
+t.test('a read renders the columns its selection reads, id and documentId only when selected', async (t) => {
+  for (const format of ['flat', 'entity'] as const) {
+    const recorder = new RenderedJson()
+    const { gql } = await buildGraphql(t, { format }, undefined, (db) => db.withPlugin(recorder))
+    const read = async (query: string): Promise<any> => {
+      recorder.rendered = []
+      const { body } = await gql(query)
+      t.equal(body.errors, undefined, JSON.stringify(body.errors))
+      t.equal(recorder.rendered.length, 1, `${format}: one rendered read`)
+      return recorder.rendered[0]
+    }
+    const titled = format === 'flat'
+      ? await read('{ articles(pagination: { limit: 2 }) { title category { name } } }')
+      : await read('{ articles(pagination: { limit: 2 }) { data { attributes { title category { data { attributes { name } } } } } } }')
+    t.equal(titled.length, 2)
+    for (const article of titled) {
+      t.same(keysOf(article), ['category', 'title'], `${format}: an article renders title and category, no id or documentId`)
+      t.same(keysOf(article.category), ['name'], `${format}: its category renders its name`)
+    }
+    const identified = format === 'flat'
+      ? await read('{ articles(pagination: { limit: 1 }) { documentId title } }')
+      : await read('{ articles(pagination: { limit: 1 }) { data { id attributes { title } } } }')
+    t.same(keysOf(identified[0]), ['documentId', 'title'], `${format}: the selected document id is rendered (the entity shape's id is the documentId)`)
+  }
+})
