@@ -30,7 +30,10 @@ function refused (reply: FastifyReply, error: LimitError, code: string): Fastify
 }
 
 function csrfSafe (request: FastifyRequest): boolean {
-  const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
+  const header = request.headers['content-type']
+  // What clients send, settled without splitting the header.
+  if (header === 'application/json') return true
+  const type = header?.split(';')[0].trim().toLowerCase()
   if (type !== undefined && type !== '' && !SIMPLE_TYPES.has(type)) return true
   const preflight = (name: string): boolean => typeof request.headers[name] === 'string' && request.headers[name] !== ''
   return preflight('x-apollo-operation-name') || preflight('apollo-require-preflight')
@@ -116,20 +119,18 @@ function hasQuery (request: FastifyRequest): boolean {
  * browser could forge cross-site are refused (CSRF), a POST body of the wrong shape and an empty
  * query are Apollo's 400s, a document or variables too large or too deep to parse safely are 400s
  * naming the bound, and credentials are checked once per request (an invalid token is the REST
- * 401, as in Strapi, before any GraphQL runs).
+ * 401, as in Strapi, before any GraphQL runs). `app` is the endpoint's own context: its every
+ * route is the endpoint's (Mercurius's GET and POST, the 405s), so the hooks do not check the URL.
  */
 export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOptions, limits: { inputDepth: number }, access: AccessControl): void {
   const scans = new LruCache<string, DocumentScan>(SCANS_KEPT)
-  const isEndpoint = (request: FastifyRequest): boolean => request.routeOptions.url === options.endpoint
   app.addHook('onRequest', async (request, reply) => {
-    if (!isEndpoint(request)) return
     if (request.method === 'GET' && wantsHtml(request) && (request.query as { query?: unknown }).query === undefined && options.landingPage) {
       return sendSandbox(reply, options.endpoint)
     }
     if (!csrfSafe(request)) return badRequest(reply, CSRF_MESSAGE)
   })
   app.addHook('preValidation', async (request, reply) => {
-    if (!isEndpoint(request)) return
     // GET (and HEAD) carry one operation in the query string; a POST body may be a batch (when
     // engineServer.allowBatchedQueries is on), checked operation by operation.
     const queryString = request.method !== 'POST'
@@ -145,7 +146,7 @@ export function endpointHooks (app: FastifyInstance, options: ResolvedGraphqlOpt
     if (problem !== null) return refused(reply, problem.error, problem.code)
   })
   app.addHook('preHandler', async (request, reply) => {
-    if (!isEndpoint(request) || !ENDPOINT_METHODS.has(request.method)) return
+    if (!ENDPOINT_METHODS.has(request.method)) return
     if (!hasQuery(request)) return badRequest(reply, NO_QUERY)
     try {
       await access.principal(request)

@@ -57,10 +57,11 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   // The row bound reads the roles of the generated fields, known once the schema is built.
   let counting: CostSettings = { defaultLimit: options.defaultLimit, amountLimit: options.amountLimit, roles: new Map() }
 
+  // Outside the endpoint's context, whose hooks apply to every route in it.
+  if (options.landingPage) await registerSandboxAssets(app, options.endpoint)
   await app.register(async (child) => {
     endpointHooks(child, options, limits, deps.access)
     methodNotAllowed(child, options.endpoint)
-    if (options.landingPage) await registerSandboxAssets(child, options.endpoint)
     const engine = options.engineServer
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []
     await child.register(mercurius, {
