@@ -86,7 +86,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
     })
     child.graphql.addHook('preExecution', preExecutionHook(() => counting, rowBound(options.maxRows, limits.maxRows)))
     child.addHook('onReady', async () => {
-      const { schema, roles } = buildSchema({ ...deps, app, graphql: options, api })
+      const { schema, roles } = await buildSchema({ ...deps, app, graphql: options, api })
       counting = { ...counting, roles }
       child.graphql.replaceSchema(schema)
       api.seal(schema, printSchema)

@@ -1,6 +1,5 @@
 import * as graphql from 'graphql'
-import { GraphQLSchema } from 'graphql'
-import { makeExecutableSchema, mergeSchemas } from '@graphql-tools/schema'
+import { GraphQLSchema, isObjectType, isScalarType, isUnionType, type GraphQLScalarType } from 'graphql'
 import type { FastifyInstance } from 'fastify'
 import type { AccessControl } from '../auth/access.js'
 import type { DocumentService } from '../documents/service.js'
@@ -29,12 +28,52 @@ export interface SchemaDeps extends UsersPermissionsDeps {
 }
 
 /**
+ * The generated schema without an extension: graphql-js builds it from the SDL, and the
+ * resolvers are set on it as @graphql-tools' `mergeSchemas({ updateResolversInPlace: true })`
+ * sets them (a scalar takes the configuration of our `GraphQLScalarType`, a union its
+ * `__resolveType`, a field its resolver), so that both paths answer introspection alike
+ * (test/graphql/schema.test.ts). @graphql-tools is then never loaded: about 90 modules, some
+ * 35 ms of the plugin's registration on a two-core machine.
+ */
+function generatedSchema (typeDefs: string, resolvers: Record<string, Record<string, unknown>>): GraphQLSchema {
+  const schema = graphql.buildSchema(typeDefs)
+  for (const [typeName, members] of Object.entries(resolvers)) {
+    const type = schema.getType(typeName)
+    if (isScalarType(type)) {
+      const scalar = members as unknown as GraphQLScalarType
+      Object.assign(type, {
+        description: scalar.description,
+        specifiedByURL: scalar.specifiedByURL,
+        serialize: scalar.serialize,
+        parseValue: scalar.parseValue,
+        parseLiteral: scalar.parseLiteral,
+        extensions: scalar.extensions
+      })
+    } else if (isUnionType(type) && typeof members.__resolveType === 'function') {
+      type.resolveType = members.__resolveType as GraphQLUnionTypeResolver
+    } else if (isObjectType(type)) {
+      const fields = type.getFields()
+      for (const [name, resolve] of Object.entries(members)) {
+        if (fields[name] === undefined) throw new Error(`${typeName}.${name} defined in resolvers, but not in schema`)
+        fields[name].resolve = resolve as graphql.GraphQLFieldResolver<unknown, unknown>
+      }
+    } else {
+      throw new Error(`"${typeName}" defined in resolvers, but not in schema`)
+    }
+  }
+  return schema
+}
+
+type GraphQLUnionTypeResolver = NonNullable<graphql.GraphQLUnionType['resolveType']>
+
+/**
  * Builds the executable schema: Shadow CRUD's types and resolvers, the users-and-permissions
  * operations, then every extension in registration order (types, SDL, resolvers deep-merged,
  * plugins applied last), and finally each root field wrapped with its authorization, middlewares
  * and policies. Returns it with the roles of the generated fields, which the row bound reads.
+ * With extensions, @graphql-tools merges them (and extension factories receive it).
  */
-export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: GeneratedTypes['roles'] } {
+export async function buildSchema (deps: SchemaDeps): Promise<{ schema: GraphQLSchema, roles: GeneratedTypes['roles'] }> {
   const { registry, graphql: options, api } = deps
   const shape = { entity: options.format === 'entity', compat: options.format === 'flat' && options.v4CompatibilityMode }
   const disabled = new ContentTypeConfig('*').disable()
@@ -66,8 +105,10 @@ export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: 
   const declared = Object.fromEntries(Object.entries(scalars(registry, deps.options.i18n.locales)).filter(([name]) => typeDefs.includes(`scalar ${name}`)))
   const generated: ResolverMap = { ...typeResolvers(resolverDeps), Query: queries, ...(Object.keys(mutations).length > 0 ? { Mutation: mutations } : {}) }
 
-  const extensions: Extension[] = deps.api.registered.extensions.map((e) => typeof e === 'function'
-    ? e({ graphql, tools: { makeExecutableSchema, mergeSchemas }, app: deps.app, registry })
+  const registered = deps.api.registered.extensions
+  const tools = registered.length === 0 ? null : await import('@graphql-tools/schema')
+  const extensions: Extension[] = registered.map((e) => typeof e === 'function'
+    ? e({ graphql, tools: { makeExecutableSchema: tools!.makeExecutableSchema, mergeSchemas: tools!.mergeSchemas }, app: deps.app, registry })
     : e)
   const configs = new Map<string, ResolverConfig>()
   for (const extension of extensions) {
@@ -79,12 +120,14 @@ export function buildSchema (deps: SchemaDeps): { schema: GraphQLSchema, roles: 
   const extensionTypes = extensions.flatMap((e) => e.types ?? [])
   // The resolvers are set on the schema just built from the SDL, which nothing else holds, rather
   // than on a copy of it (graphql-tools' default rebuilds every type): half of the build's 30 ms.
-  let schema = mergeSchemas({
-    updateResolversInPlace: true,
-    schemas: extensionTypes.length > 0 ? [new GraphQLSchema({ types: extensionTypes })] : [],
-    typeDefs: [typeDefs, ...extensions.map((e) => e.typeDefs).filter((t): t is string => typeof t === 'string' && t.trim() !== '')],
-    resolvers: [declared, generated, ...extensions.map((e) => e.resolvers ?? {})] as any
-  })
+  let schema = tools === null
+    ? generatedSchema(typeDefs, { ...declared, ...generated } as Record<string, Record<string, unknown>>)
+    : tools.mergeSchemas({
+      updateResolversInPlace: true,
+      schemas: extensionTypes.length > 0 ? [new GraphQLSchema({ types: extensionTypes })] : [],
+      typeDefs: [typeDefs, ...extensions.map((e) => e.typeDefs).filter((t): t is string => typeof t === 'string' && t.trim() !== '')],
+      resolvers: [declared, generated, ...extensions.map((e) => e.resolvers ?? {})] as any
+    })
   for (const plugin of extensions.flatMap((e) => e.plugins ?? [])) schema = plugin(schema)
   wrapResolvers(schema, { app: deps.app, access: deps.access, policies: api.registered.policies, middlewares: api.registered.middlewares, sharedPolicies: deps.options.policies }, configs, defaults)
   return { schema, roles: types.roles }
