@@ -258,9 +258,12 @@ export function levelFields (level: Level): Field[] | null {
   return fields
 }
 
-/** The field names of a root level, for the document service's `fields` (null: default fields). */
+/**
+ * The field names of a root level, checked by the query layer as REST's `fields` (which adds `id`
+ * and `documentId` itself); the read renders `levelFields`. Undefined: the default fields.
+ */
 export function rootFieldNames (level: Level): string[] | undefined {
-  return level.fields === null ? undefined : ['id', 'documentId', ...level.fields].filter((n) => level.model.fields.has(n))
+  return level.fields === null ? undefined : [...level.fields].filter((n) => level.model.fields.has(n))
 }
 
 /** The populate tree of a level: every slot that may be read, keyed by slot. */
