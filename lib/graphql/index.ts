@@ -11,7 +11,7 @@ import type { ResolvedOptions } from '../options/index.js'
 import { preExecutionHook, rowBound, type CostSettings } from './cost.js'
 import { depthLimitRule } from './depth-limit.js'
 import { errorFormatter } from './errors.js'
-import { endpointHooks, methodNotAllowed } from './http.js'
+import { endpointHooks, endpointValidation, methodNotAllowed } from './http.js'
 import { GraphqlApi } from './extension.js'
 import { registerSandboxAssets } from './sandbox.js'
 import { buildSchema } from './schema.js'
@@ -61,6 +61,7 @@ export async function registerGraphql (app: FastifyInstance, deps: GraphqlDeps):
   if (options.landingPage) await registerSandboxAssets(app, options.endpoint)
   await app.register(async (child) => {
     endpointHooks(child, options, limits, deps.access)
+    endpointValidation(child)
     methodNotAllowed(child, options.endpoint)
     const engine = options.engineServer
     const userRules = Array.isArray(engine.validationRules) ? engine.validationRules : []

@@ -36,7 +36,10 @@ export interface SchemaDeps extends UsersPermissionsDeps {
  * 35 ms of the plugin's registration on a two-core machine.
  */
 function generatedSchema (typeDefs: string, resolvers: Record<string, Record<string, unknown>>): GraphQLSchema {
-  const schema = graphql.buildSchema(typeDefs)
+  // The SDL is generated (type-defs.ts), not written by hand: its rules (unique and known names)
+  // hold by construction, and graphql-js checks the schema built from it before its first
+  // execution all the same (assertValidSchema).
+  const schema = graphql.buildSchema(typeDefs, { assumeValidSDL: true })
   for (const [typeName, members] of Object.entries(resolvers)) {
     const type = schema.getType(typeName)
     if (isScalarType(type)) {
