@@ -30,7 +30,11 @@ try {
   const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ notes(filters: { words: { gte: 3 } }) { data { id attributes { title words } } } }' } })
   assert.equal(graphql.statusCode, 200, graphql.body)
   assert.deepEqual(graphql.json(), { data: { notes: { data: [{ id: documentId, attributes: { title: 'Packed and installed', words: 3 } }] } } })
-  console.log('smoke: registered on PGlite, created, listed, queried over GraphQL')
+  // The sandbox's assets are found from the bundled chunk that serves them (dist/sandbox/ of the package).
+  const asset = await app.inject({ method: 'GET', url: '/graphql/sandbox/graphiql.js' })
+  assert.equal(asset.statusCode, 200, asset.body.slice(0, 200))
+  assert.match(asset.headers['content-type'], /^application\/javascript/)
+  console.log('smoke: registered on PGlite, created, listed, queried over GraphQL, served the sandbox')
 } finally {
   await app.close()
 }

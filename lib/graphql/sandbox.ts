@@ -35,15 +35,24 @@ export const SANDBOX_ASSETS: Record<string, { source: [pkg: string, path: string
   'graphiql.css': { source: ['graphiql', 'graphiql.min.css'], type: 'text/css; charset=utf-8' }
 }
 
-/** `dist/lib/graphql/sandbox.js` -> `dist/sandbox/`. */
-const SHIPPED = fileURLToPath(new URL('../../sandbox/', import.meta.url))
+/**
+ * `dist/sandbox/` in the package's folder: the nearest one above this module that holds a
+ * package.json. Not a fixed path from this module: the build bundles it into a chunk
+ * (scripts/bundle.mjs), and a source checkout runs it from `lib/`.
+ */
+function shippedDir (): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
+  return join(dir, 'dist', 'sandbox')
+}
 
 /** Where the assets are read from: the package's built copies, else the installed packages. */
 function assetFiles (): Map<string, string> {
   const files = new Map<string, string>()
-  const shipped = Object.keys(SANDBOX_ASSETS).every((name) => existsSync(join(SHIPPED, name)))
+  const shippedAt = shippedDir()
+  const shipped = Object.keys(SANDBOX_ASSETS).every((name) => existsSync(join(shippedAt, name)))
   for (const [name, { source: [pkg, path] }] of Object.entries(SANDBOX_ASSETS)) {
-    files.set(name, shipped ? join(SHIPPED, name) : join(dirname(require.resolve(`${pkg}/package.json`)), path))
+    files.set(name, shipped ? join(shippedAt, name) : join(dirname(require.resolve(`${pkg}/package.json`)), path))
   }
   return files
 }

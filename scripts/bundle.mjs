@@ -1,0 +1,73 @@
+// Run by `npm run build`, after tsc: bundles the package's two entries, dist/lib/index.js (the
+// plugin) and dist/lib/bin.js (the CLI), each written over tsc's file of the same name, with the
+// code they share and the areas they import on demand (GraphQL, upload, S3) in dist/lib/chunks/.
+// Dependencies stay imports of the installed packages.
+//
+// Why: Node 20's ES module loader spends about half a millisecond on each file it resolves, reads,
+// compiles and links. The plugin is about 200 files, and Kysely's ES build 262 more: loading
+// them was about half of a cold start (bench/README.md#cold-start). So the bundle is a dozen
+// files, and it loads Kysely's CommonJS build, which Node loads in half the time of its ES build
+// (see `kyselyCommonJs`). The declarations (dist/lib/**/*.d.ts) and the client entry
+// (dist/lib/client/, which imports nothing else of lib/) stay tsc's.
+import { build } from 'esbuild'
+import { readdirSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const lib = join(root, 'dist', 'lib')
+const require = createRequire(import.meta.url)
+
+/**
+ * `import { sql } from 'kysely'` in the bundle reads the installed Kysely's CommonJS build (one
+ * `require`, 262 files through Node's CommonJS loader) instead of its ES build. Kysely ships both,
+ * and tells its objects apart by shape, never by class, so a Kysely an application made from the
+ * ES build (`db: new Kysely(...)`) works with the plugin's (lib/db/connect.ts `isKysely`). An
+ * import of a name Kysely does not export still fails the build.
+ */
+const kyselyCommonJs = {
+  name: 'kysely-commonjs',
+  setup (bundle) {
+    const names = Object.keys(require('kysely')).filter((name) => name !== '__esModule')
+    bundle.onResolve({ filter: /^kysely$/ }, () => ({ path: 'kysely', namespace: 'kysely-commonjs' }))
+    bundle.onLoad({ filter: /.*/, namespace: 'kysely-commonjs' }, () => ({
+      loader: 'js',
+      contents: `import { createRequire } from 'node:module'\nexport const { ${names.join(', ')} } = createRequire(import.meta.url)('kysely')\n`
+    }))
+  }
+}
+
+const { metafile } = await build({
+  entryPoints: ['index.js', 'bin.js'].map((name) => join(lib, name)),
+  absWorkingDir: root,
+  outdir: lib,
+  allowOverwrite: true,
+  bundle: true,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  plugins: [kyselyCommonJs],
+  // Error classes and others are known by their `name`: bundling must not rename them.
+  keepNames: true,
+  metafile: true,
+  logLevel: 'warning'
+})
+
+// No entry loads tsc's other JavaScript files any more (those of type-only modules are empty):
+// only the bundle's files and the client entry's stay.
+const outputs = new Set(Object.keys(metafile.outputs).map((path) => join(root, path)))
+for (const file of walk(lib)) {
+  if (file.endsWith('.js') && !outputs.has(file) && !relative(lib, file).startsWith('client/')) rmSync(file)
+}
+
+function * walk (dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) yield * walk(path)
+    else yield path
+  }
+}
