@@ -1,4 +1,5 @@
-import { defineContentType } from '../lib/index.js'
+// Not from the package's entry: beside the built package (serve.ts, BENCH_PLUGIN) it would load the plugin twice.
+import { defineContentType } from '../lib/model/types.js'
 
 /**
  * The benchmark's content types. Articles have scalar fields and no draft & publish, so the

@@ -13,13 +13,15 @@ import { median } from './stats.js'
  * the same build's CPU per request by 10-20% from one to the next; here every build runs in each
  * round, in alternating order, and each round's ratios are paired.
  *
- *   COMPARE_BUILDS=after=.,before=../old   checkouts with `npm run build:bench` done (dist-bench/)
+ *   COMPARE_BUILDS=after=.,before=../old   checkouts with `npm run build` and `npm run build:bench` done (dist/, dist-bench/)
  *   COMPARE_ONLY=graphql,list              read scenarios (not create); all of them by default
  *   COMPARE_ROUNDS=6 COMPARE_DURATION=4    rounds, and seconds per server and round (after 2 s of warm-up)
  *
  * For each scenario: each build's median CPU per request (the server's user + system time over
- * the requests of its windows) and req/s, and the median of its rounds' ratios to the floor's CPU.
- * The floor is the current checkout's dist-bench, replaying bench/results/floor-sql.json.
+ * the requests of its windows) and req/s, the median of its rounds' ratios to the floor's CPU, and
+ * its largest resident set over the scenario's windows. Each build's plugin is its built package
+ * (`<dir>/dist/lib/index.js`), served by its own dist-bench. The floor is the current checkout's
+ * dist-bench, replaying bench/results/floor-sql.json.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -55,7 +57,7 @@ function lastDocumentId (): string {
 async function start (label: string, dir: string): Promise<Server> {
   const child = spawn(process.execPath, [join(dir, 'dist-bench', 'bench', 'serve.js'), label === 'floor' ? 'baseline' : 'ours'], {
     cwd: dir,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: join(RESULTS, 'floor-sql.json') },
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: join(RESULTS, 'floor-sql.json'), BENCH_PLUGIN: join(dir, 'dist', 'lib', 'index.js') },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const port = await new Promise<number>((resolve, reject) => {
@@ -65,12 +67,13 @@ async function start (label: string, dir: string): Promise<Server> {
   return { label, child, base: `http://127.0.0.1:${port}` }
 }
 
-async function cpuUs (server: Server): Promise<number> {
+/** The server's CPU time so far (µs), and its largest resident set since the last call (bytes; serve.ts samples it). */
+async function sample (server: Server): Promise<{ cpuUs: number, maxRss: number }> {
   return await new Promise((resolve) => {
-    const onMessage = (message: { cpu?: NodeJS.CpuUsage }): void => {
+    const onMessage = (message: { cpu?: NodeJS.CpuUsage, maxRss?: number }): void => {
       if (message.cpu === undefined) return
       server.child.off('message', onMessage)
-      resolve(message.cpu.user + message.cpu.system)
+      resolve({ cpuUs: message.cpu.user + message.cpu.system, maxRss: message.maxRss ?? 0 })
     }
     server.child.on('message', onMessage)
     server.child.send('cpu')
@@ -93,14 +96,16 @@ try {
     }
     const cpu = new Map<string, number[]>(servers.map((s) => [s.label, []]))
     const rates = new Map<string, number[]>(servers.map((s) => [s.label, []]))
+    const peaks = new Map<string, number>(servers.map((s) => [s.label, 0]))
     for (const server of servers) await autocannon({ ...request, url: server.base + scenario.path(documentId), duration: WARMUP })
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
-        const before = await cpuUs(server)
+        const before = await sample(server)
         const result = await autocannon({ ...request, url: server.base + scenario.path(documentId), duration: DURATION })
-        const after = await cpuUs(server)
+        const after = await sample(server)
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.label} answered ${result.non2xx} non-2xx and ${result.errors} errors on ${scenario.name}`)
-        cpu.get(server.label)!.push((after - before) / result.requests.total)
+        cpu.get(server.label)!.push((after.cpuUs - before.cpuUs) / result.requests.total)
+        peaks.set(server.label, Math.max(peaks.get(server.label)!, after.maxRss))
         rates.get(server.label)!.push(result.requests.mean)
       }
     }
@@ -108,7 +113,7 @@ try {
     const line = servers.map(({ label }) => {
       const own = cpu.get(label)!
       const ratio = label === 'floor' ? '' : `, ${median(own.map((us, i) => us / floor[i])).toFixed(2)}x the floor's CPU`
-      return `${label} ${median(own).toFixed(0)} µs ${median(rates.get(label)!).toFixed(0)} req/s${ratio}`
+      return `${label} ${median(own).toFixed(0)} µs ${median(rates.get(label)!).toFixed(0)} req/s${ratio}, largest RSS ${(peaks.get(label)! / 2 ** 20).toFixed(0)} MiB`
     })
     console.log(`${scenario.name}: ${line.join(' | ')}`)
   }

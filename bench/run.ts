@@ -33,10 +33,12 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url))
 /**
  * How the servers run: under tsx from the sources, or with `BENCH_DIST=1` as plain JavaScript from
- * `dist-bench/` (`npm run build:bench`), as a deployment runs, without tsx's loader and its memory.
+ * `dist-bench/` (`npm run build:bench`), as a deployment runs, without tsx's loader and its memory,
+ * the plugin then being the built package (`npm run build`: dist/lib/index.js, bundled).
  */
 const BENCH_DIST = process.env.BENCH_DIST === '1'
 const DIST_SERVE = fileURLToPath(new URL('../dist-bench/bench/serve.js', import.meta.url))
+const DIST_PLUGIN = fileURLToPath(new URL('../dist/lib/index.js', import.meta.url))
 const SERVE = BENCH_DIST ? [DIST_SERVE] : ['--import', 'tsx', fileURLToPath(new URL('./serve.ts', import.meta.url))]
 const STRAPI_BENCH = process.env.BENCH_STRAPI_JSON ?? fileURLToPath(new URL('../../shared/bench/strapi-compare-10k.json', import.meta.url))
 /** The plugin's recorded statements, which the oracle models' floor replays (floor.ts). */
@@ -247,7 +249,7 @@ async function startServer (name: 'ours' | 'baseline'): Promise<Server> {
   const profile = PROFILE.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}profiles/${name}`] : []
   const child = spawn(process.execPath, [...profile, ...SERVE, name], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL },
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL, ...(BENCH_DIST ? { BENCH_PLUGIN: DIST_PLUGIN } : {}) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const port = await new Promise<number>((resolve, reject) => {
@@ -447,6 +449,7 @@ async function main (): Promise<void> {
   const [load] = os.loadavg()
   if (load > os.cpus().length) console.log(`WARNING: the 1-minute load average is ${fixed(load, 2)} on ${os.cpus().length} cores; other work will skew the numbers.`)
   if (BENCH_DIST && !existsSync(DIST_SERVE)) throw new BenchError(`BENCH_DIST=1: ${DIST_SERVE} is missing; run \`npm run build:bench\` first`)
+  if (BENCH_DIST && !existsSync(DIST_PLUGIN)) throw new BenchError(`BENCH_DIST=1: ${DIST_PLUGIN} is missing; run \`npm run build\` first`)
   console.log(`Resetting schema "bench" on ${redact(DATABASE_URL)}; servers ${BENCH_DIST ? 'from dist-bench/ (BENCH_DIST=1)' : 'under tsx'}`)
   const { version: postgresVersion, seeded } = await resetSchema()
   console.log(seeded

@@ -1,6 +1,5 @@
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { readFileSync } from 'node:fs'
 import { buildBaseline } from './baseline.js'
@@ -33,8 +32,10 @@ export function benchPool (connectionString: string): pg.Pool {
  * needs a Kysely of the bench's own, with a logger.
  */
 export async function buildOurs (connectionString: string, log?: (sql: string, parameters: readonly unknown[]) => void): Promise<FastifyInstance> {
-  // Imported here, so that the floor's process never loads the plugin.
-  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([import('../lib/index.js'), import('./oracle.js')])
+  // Imported here, so that the floor's process never loads the plugin. `BENCH_PLUGIN`: the built
+  // package's entry (run.ts sets it with BENCH_DIST=1), measured as an application installs it.
+  const plugin = process.env.BENCH_PLUGIN === undefined ? import('../lib/index.js') : import(pathToFileURL(process.env.BENCH_PLUGIN).href) as Promise<typeof import('../lib/index.js')>
+  const [{ default: contentApi }, { pluginOptions }] = await Promise.all([plugin, import('./oracle.js')])
   const app = Fastify({ logger: false })
   if (log === undefined) {
     const url = new URL(connectionString)
@@ -42,6 +43,8 @@ export async function buildOurs (connectionString: string, log?: (sql: string, p
     await app.register(contentApi, { ...pluginOptions(MODEL_SET), db: url.toString(), pool: { size: POOL_SIZE }, auth: AUTH, ...(process.env.BENCH_NO_NOTIFY === '1' ? { notifications: false as const } : {}) })
     return app
   }
+  // Only here: neither the measured plugin nor the floor loads Kysely's ES build for the bench.
+  const { Kysely, PostgresDialect } = await import('kysely')
   const db = new Kysely<any>({
     dialect: new PostgresDialect({ pool: benchPool(connectionString) }),
     log: (event) => { if (event.level === 'query') log(event.query.sql, event.query.parameters) }
