@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -11,7 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import contentApi, { type DatabaseOption } from '../../lib/index.js'
-import { defaultBootSnapshot } from '../../lib/db/embedded.js'
+import { defaultBootSnapshot, scratchParent } from '../../lib/db/embedded.js'
 import { createTestDatabase, DATABASE_URL } from '../helpers/database.js'
 import { article } from '../fixtures/models.js'
 
@@ -123,10 +123,10 @@ t.test('omitted: a throwaway embedded PGlite', async (t) => {
   }), /read-only transaction/, 'setAccessMode')
 })
 
-/** This process's scratch directories (lib/db/embedded.ts `scratchDataDir`), and another's. */
-async function scratchDirs (pid = process.pid): Promise<string[]> {
+/** This process's scratch directories (lib/db/embedded.ts `scratchDataDir`) in `parent`, and another's. */
+async function scratchDirs (pid = process.pid, parent = scratchParent()): Promise<string[]> {
   const named = new RegExp(`^fastify-content-api-db-[^-]+-${pid}-`)
-  return (await readdir(tmpdir())).filter((name) => named.test(name)).map((name) => join(tmpdir(), name))
+  return (await readdir(parent)).filter((name) => named.test(name)).map((name) => join(parent, name))
 }
 
 /** A child process that starts the plugin without `db` and then `end`s: exits, or waits to be killed. */
@@ -195,11 +195,43 @@ t.test('omitted: the files are in a scratch directory, removed at close, at exit
 
   // One of another PID namespace (another container on a shared temporary directory): its PID
   // says nothing here, so it stays.
-  const foreign = join(tmpdir(), `fastify-content-api-db-1-${killed.pid!}-other`)
+  const foreign = join(scratchParent(), `fastify-content-api-db-1-${killed.pid!}-other`)
   await writeFile(foreign, '')
   t.teardown(() => rm(foreign, { force: true }))
   await (await start(undefined)).close()
   t.ok((await stat(foreign)).isFile(), 'another namespace\'s directory is left alone')
+})
+
+t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm when it has room, else the temporary directory', async (t) => {
+  // The boot snapshot's default path follows TMPDIR too: the usual one, named before TMPDIR moves.
+  const bootSnapshot = defaultBootSnapshot()
+  const saved = process.env.TMPDIR
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = saved
+  })
+
+  // Without TMPDIR: Linux's memory file system when it has 1 GiB free.
+  delete process.env.TMPDIR
+  const shm = process.platform === 'linux' ? await statfs('/dev/shm').catch(() => null) : null
+  const roomy = shm !== null && shm.bavail * shm.bsize >= 1024 ** 3
+  const unset = scratchParent()
+  t.equal(unset, roomy ? '/dev/shm' : tmpdir(), roomy ? 'without TMPDIR: /dev/shm, which has room here' : 'without TMPDIR: the temporary directory (no /dev/shm with room here)')
+  const before = await scratchDirs(process.pid, unset)
+  const app = await start({ bootSnapshot })
+  t.equal((await scratchDirs(process.pid, unset)).filter((dir) => !before.includes(dir)).length, 1, 'the cluster is made there')
+  await app.close()
+  t.same(await scratchDirs(process.pid, unset), before, 'and removed at close')
+
+  // TMPDIR names where the process's temporary files go: obeyed, whatever /dev/shm has.
+  const chosen = await mkdtemp(join(tmpdir(), 'fca-tmpdir-'))
+  t.teardown(() => rm(chosen, { recursive: true, force: true }))
+  process.env.TMPDIR = chosen
+  t.equal(scratchParent(), chosen, 'TMPDIR set: there')
+  const inChosen = await start({ bootSnapshot })
+  t.equal((await scratchDirs(process.pid, chosen)).length, 1, 'the cluster is made in TMPDIR')
+  await inChosen.close()
+  t.same(await scratchDirs(process.pid, chosen), [], 'and removed at close')
 })
 
 t.test('omitted, where the temporary directory cannot be written: the files stay in memory', async (t) => {
