@@ -119,10 +119,13 @@ function running (pid: number): boolean {
 /** Linux's memory file system, and the room it must have left to hold a scratch database. */
 const SHM = '/dev/shm'
 const SHM_FREE_BYTES = 1024 ** 3
+/** The variables `os.tmpdir()` reads, in its order: any one set says where temporary files go. */
+const TMPDIR_VARIABLES = ['TMPDIR', 'TMP', 'TEMP'] as const
 
 /**
- * Where scratch directories go: the temporary directory the process was told to use (`TMPDIR`),
- * else Linux's memory file system when it has 1 GiB free, else the system's temporary directory.
+ * Where scratch directories go: the temporary directory the process was told to use (`TMPDIR`,
+ * `TMP` or `TEMP`, as `os.tmpdir()` reads them), else Linux's memory file system when it has 1 GiB
+ * free, else the system's temporary directory.
  * A scratch database is thrown away with its process, so its files gain nothing from a disk, and
  * creating them costs there: on the ext4 disk of the two-core machine of
  * docs/operations.md#embedded-pglite-memory-and-start-up, the blog example's start without a
@@ -132,7 +135,7 @@ const SHM_FREE_BYTES = 1024 ** 3
  * not the process's resident set, as a disk file's cached pages are.
  */
 export function scratchParent (): string {
-  if ((process.env.TMPDIR ?? '') === '' && process.platform === 'linux') {
+  if (process.platform === 'linux' && TMPDIR_VARIABLES.every((name) => (process.env[name] ?? '') === '')) {
     try {
       accessSync(SHM, constants.W_OK)
       const { bavail, bsize } = statfsSync(SHM)

@@ -205,14 +205,16 @@ t.test('omitted: the files are in a scratch directory, removed at close, at exit
 t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm when it has room, else the temporary directory', async (t) => {
   // The boot snapshot's default path follows TMPDIR too: the usual one, named before TMPDIR moves.
   const bootSnapshot = defaultBootSnapshot()
-  const saved = process.env.TMPDIR
+  const saved = { TMPDIR: process.env.TMPDIR, TMP: process.env.TMP, TEMP: process.env.TEMP }
   t.teardown(() => {
-    if (saved === undefined) delete process.env.TMPDIR
-    else process.env.TMPDIR = saved
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
   })
 
-  // Without TMPDIR: Linux's memory file system when it has 1 GiB free.
-  delete process.env.TMPDIR
+  // Without TMPDIR (nor TMP, TEMP): Linux's memory file system when it has 1 GiB free.
+  for (const name of Object.keys(saved)) delete process.env[name]
   const shm = process.platform === 'linux' ? await statfs('/dev/shm').catch(() => null) : null
   const roomy = shm !== null && shm.bavail * shm.bsize >= 1024 ** 3
   const unset = scratchParent()
@@ -228,6 +230,11 @@ t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm w
   t.teardown(() => rm(chosen, { recursive: true, force: true }))
   process.env.TMPDIR = chosen
   t.equal(scratchParent(), chosen, 'TMPDIR set: there')
+  delete process.env.TMPDIR
+  process.env.TMP = chosen
+  t.equal(scratchParent(), chosen, 'TMP set (which os.tmpdir() reads too): there')
+  delete process.env.TMP
+  process.env.TMPDIR = chosen
   const inChosen = await start({ bootSnapshot })
   t.equal((await scratchDirs(process.pid, chosen)).length, 1, 'the cluster is made in TMPDIR')
   await inChosen.close()
