@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { ALL_SCENARIOS } from './scenarios.js'
+import { sampleServer, startServerProcess, type ServerProcess } from './server-process.js'
 import { median } from './stats.js'
 
 /**
@@ -31,7 +31,7 @@ const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 6)
 const DURATION = Number(process.env.COMPARE_DURATION ?? 4)
 const WARMUP = 2
 
-interface Server { label: string, child: ChildProcess, base: string }
+interface Server extends ServerProcess { label: string }
 
 /** The builds to compare, `label=directory` each, the directory relative to this checkout. */
 function builds (): Array<[string, string]> {
@@ -55,29 +55,8 @@ function lastDocumentId (): string {
 }
 
 async function start (label: string, dir: string): Promise<Server> {
-  const child = spawn(process.execPath, [join(dir, 'dist-bench', 'bench', 'serve.js'), label === 'floor' ? 'baseline' : 'ours'], {
-    cwd: dir,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: join(RESULTS, 'floor-sql.json'), BENCH_PLUGIN: join(dir, 'dist', 'lib', 'index.js') },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (message: { port: number }) => { resolve(message.port) })
-    child.once('exit', (code) => { reject(new Error(`${label} (${dir}) exited with code ${code} before listening`)) })
-  })
-  return { label, child, base: `http://127.0.0.1:${port}` }
-}
-
-/** The server's CPU time so far (µs), and its largest resident set since the last call (bytes; serve.ts samples it). */
-async function sample (server: Server): Promise<{ cpuUs: number, maxRss: number }> {
-  return await new Promise((resolve) => {
-    const onMessage = (message: { cpu?: NodeJS.CpuUsage, maxRss?: number }): void => {
-      if (message.cpu === undefined) return
-      server.child.off('message', onMessage)
-      resolve({ cpuUs: message.cpu.user + message.cpu.system, maxRss: message.maxRss ?? 0 })
-    }
-    server.child.on('message', onMessage)
-    server.child.send('cpu')
-  })
+  const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: join(RESULTS, 'floor-sql.json'), BENCH_PLUGIN: join(dir, 'dist', 'lib', 'index.js') }
+  return { label, ...await startServerProcess(`${label} (${dir})`, [join(dir, 'dist-bench', 'bench', 'serve.js'), label === 'floor' ? 'baseline' : 'ours'], { cwd: dir, env }) }
 }
 
 const documentId = lastDocumentId()
@@ -100,9 +79,9 @@ try {
     for (const server of servers) await autocannon({ ...request, url: server.base + scenario.path(documentId), duration: WARMUP })
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
-        const before = await sample(server)
+        const before = await sampleServer(server.child)
         const result = await autocannon({ ...request, url: server.base + scenario.path(documentId), duration: DURATION })
-        const after = await sample(server)
+        const after = await sampleServer(server.child)
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.label} answered ${result.non2xx} non-2xx and ${result.errors} errors on ${scenario.name}`)
         cpu.get(server.label)!.push((after.cpuUs - before.cpuUs) / result.requests.total)
         peaks.set(server.label, Math.max(peaks.get(server.label)!, after.maxRss))

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -14,6 +14,7 @@ import { CATEGORIES_OF, MODEL_SET, oracleCategoryData } from './oracle.js'
 import { SCENARIOS, type Context, type Scenario } from './scenarios.js'
 import { seedRows } from './seed-rows.js'
 import { buildOurs, POOL_SIZE } from './serve.js'
+import { sampleServer, startServerProcess, type ServerProcess } from './server-process.js'
 import { median } from './stats.js'
 
 /**
@@ -243,37 +244,16 @@ async function deleteCreated (): Promise<number> {
   }
 }
 
-interface Server { name: 'ours' | 'baseline', child: ChildProcess, base: string }
+interface Server extends ServerProcess { name: 'ours' | 'baseline' }
 
 async function startServer (name: 'ours' | 'baseline'): Promise<Server> {
   const profile = PROFILE.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}profiles/${name}`] : []
-  const child = spawn(process.execPath, [...profile, ...SERVE, name], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL, ...(BENCH_DIST ? { BENCH_PLUGIN: DIST_PLUGIN } : {}) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new BenchError(`${name} server did not start within 30 s`)) }, 30_000)
-    child.once('message', (message: { port: number }) => { clearTimeout(timer); resolve(message.port) })
-    child.once('exit', (code) => { clearTimeout(timer); reject(new BenchError(`${name} server exited with code ${code} before listening`)) })
-  })
-  return { name, child, base: `http://127.0.0.1:${port}` }
-}
-
-/**
- * The server process's CPU time so far (user + system, µs), and its largest resident set (bytes)
- * sampled since the last call.
- */
-async function cpuTime (server: Server): Promise<{ cpu: number, maxRss: number }> {
-  return await new Promise((resolve) => {
-    const onMessage = (message: { cpu?: NodeJS.CpuUsage, maxRss?: number }): void => {
-      if (message.cpu === undefined) return
-      server.child.off('message', onMessage)
-      resolve({ cpu: message.cpu.user + message.cpu.system, maxRss: message.maxRss ?? 0 })
-    }
-    server.child.on('message', onMessage)
-    server.child.send('cpu')
-  })
+  const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL, BENCH_FLOOR_SQL: FLOOR_SQL, ...(BENCH_DIST ? { BENCH_PLUGIN: DIST_PLUGIN } : {}) }
+  try {
+    return { name, ...await startServerProcess(name, [...profile, ...SERVE, name], { cwd: ROOT, env }) }
+  } catch (err) {
+    throw new BenchError((err as Error).message)
+  }
 }
 
 async function stopServer (server: Server): Promise<void> {
@@ -354,10 +334,10 @@ async function measure (server: Server, scenario: Scenario, context: Context): P
   }
   const warmup = await autocannon({ ...request, duration: WARMUP })
   const loadAverage = os.loadavg()[0]
-  const before = await cpuTime(server)
+  const before = await sampleServer(server.child)
   const r: Result = await autocannon({ ...request, duration: DURATION })
-  const after = await cpuTime(server)
-  const cpu = after.cpu - before.cpu
+  const after = await sampleServer(server.child)
+  const cpu = after.cpuUs - before.cpuUs
   return {
     requestsPerSec: { mean: r.requests.mean, stddev: r.requests.stddev },
     latencyMs: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
@@ -470,7 +450,7 @@ async function main (): Promise<void> {
     servers.push(ours)
     const baseline = await startServer('baseline')
     servers.push(baseline)
-    for (const server of servers) idle[server.name] = (await cpuTime(server)).maxRss / 2 ** 20
+    for (const server of servers) idle[server.name] = (await sampleServer(server.child)).maxRss / 2 ** 20
     await checkSameResponses(ours, baseline, context)
     await deleteCreated()
 

@@ -12,7 +12,7 @@
 import { build } from 'esbuild'
 import { readdirSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -60,14 +60,7 @@ const { metafile } = await build({
 // No entry loads tsc's other JavaScript files any more (those of type-only modules are empty):
 // only the bundle's files and the client entry's stay.
 const outputs = new Set(Object.keys(metafile.outputs).map((path) => join(root, path)))
-for (const file of walk(lib)) {
-  if (file.endsWith('.js') && !outputs.has(file) && !relative(lib, file).startsWith('client/')) rmSync(file)
-}
-
-function * walk (dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) yield * walk(path)
-    else yield path
-  }
+for (const path of readdirSync(lib, { recursive: true })) {
+  const file = join(lib, path)
+  if (file.endsWith('.js') && !outputs.has(file) && !path.startsWith('client/')) rmSync(file)
 }

@@ -110,9 +110,8 @@ export async function buildSchema (deps: SchemaDeps): Promise<{ schema: GraphQLS
 
   const registered = deps.api.registered.extensions
   const tools = registered.length === 0 ? null : await import('@graphql-tools/schema')
-  const extensions: Extension[] = registered.map((e) => typeof e === 'function'
-    ? e({ graphql, tools: { makeExecutableSchema: tools!.makeExecutableSchema, mergeSchemas: tools!.mergeSchemas }, app: deps.app, registry })
-    : e)
+  const libraries = tools === null ? null : { graphql, tools: { makeExecutableSchema: tools.makeExecutableSchema, mergeSchemas: tools.mergeSchemas }, app: deps.app, registry }
+  const extensions: Extension[] = libraries === null ? [] : registered.map((e) => typeof e === 'function' ? e(libraries) : e)
   const configs = new Map<string, ResolverConfig>()
   for (const extension of extensions) {
     for (const [key, value] of Object.entries(extension.resolversConfig ?? {})) {
