@@ -51,8 +51,12 @@ const { metafile } = await build({
   target: 'node20',
   packages: 'external',
   plugins: [kyselyCommonJs],
-  // Error classes and others are known by their `name`: bundling must not rename them.
-  keepNames: true,
+  // No `keepNames`: it wraps every function expression in a call that redefines the function's
+  // `name` each time the closure is made, which on the read path is on every request (the
+  // pool's callback). What is known by name says its name itself: each error class sets `name`,
+  // the plugin gives fastify-plugin its name. esbuild renames a function only where two modules'
+  // names clash (`buildSchema2`), which stack traces then show.
+  keepNames: false,
   metafile: true,
   logLevel: 'warning'
 })

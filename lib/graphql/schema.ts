@@ -38,8 +38,10 @@ export interface SchemaDeps extends UsersPermissionsDeps {
 function generatedSchema (typeDefs: string, resolvers: Record<string, Record<string, unknown>>): GraphQLSchema {
   // The SDL is generated (type-defs.ts), not written by hand: its rules (unique and known names)
   // hold by construction, and graphql-js checks the schema built from it before its first
-  // execution all the same (assertValidSchema).
-  const schema = graphql.buildSchema(typeDefs, { assumeValidSDL: true })
+  // execution all the same (assertValidSchema). No source locations: no error points into a
+  // text no one wrote, and the parser's tokens and locations (about 8,000 objects for the
+  // oracle models) would stay reachable from every type's AST node for the process's life.
+  const schema = graphql.buildSchema(typeDefs, { assumeValidSDL: true, noLocation: true })
   for (const [typeName, members] of Object.entries(resolvers)) {
     const type = schema.getType(typeName)
     if (isScalarType(type)) {
