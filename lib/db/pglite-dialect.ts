@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite'
+import type { PGlite, Results } from '@electric-sql/pglite'
 import {
   CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type DatabaseConnection, type DatabaseIntrospector, type Dialect, type DialectAdapter, type Driver,
@@ -40,7 +40,18 @@ class PGliteConnection implements DatabaseConnection {
   constructor (client: PGlite) { this.#client = client }
 
   async executeQuery<R> (query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.#client.query<R>(query.sql, query.parameters as unknown[])
+    // A text without parameters goes in the simple query protocol, as node-postgres sends it: it
+    // may hold several statements (schema sync sends its plan as one script). As through Kysely's
+    // PostgreSQL dialect, a script of several answers no rows. With parameters, the extended
+    // protocol, which takes one statement.
+    let result: Results<R>
+    if (query.parameters.length === 0) {
+      const results = await this.#client.exec(query.sql)
+      if (results.length !== 1) return { rows: [] }
+      result = results[0] as Results<R>
+    } else {
+      result = await this.#client.query<R>(query.sql, query.parameters as unknown[])
+    }
     const command = (result as { command?: string }).command
     return {
       rows: result.rows,

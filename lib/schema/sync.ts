@@ -52,6 +52,11 @@ function logChanges (log: SchemaSyncLogger | undefined, prefix: string, statemen
   }
 }
 
+/** What `apply` runs of a plan: its statements, then its destructive changes when they are allowed. */
+function toRun (plan: SchemaPlan, options: SchemaSyncOptions): string[] {
+  return [...plan.statements, ...options.allowDestructive ? plan.destructive.map((change) => change.sql) : []]
+}
+
 /** The row counts' function, triggers and fills run last, once every table and column exists. */
 function withRowCounts (plan: SchemaPlan, counts: string[]): SchemaPlan {
   return counts.length === 0 ? plan : { ...plan, statements: [...plan.statements, ...counts] }
@@ -68,13 +73,37 @@ async function run (trx: Kysely<any>, statement: string): Promise<void> {
 }
 
 /**
+ * The plan's statements as one script, in one round trip: a text without parameters is sent in
+ * PostgreSQL's simple query protocol, which runs several statements (node-postgres does so, and
+ * PGliteDialect likewise). A new database's plan is a hundred statements or more, each a round
+ * trip when sent alone (docs/schema-sync.md#the-advisory-lock). The script runs under a savepoint:
+ * when it fails, it is rolled back and the statements run again one at a time, so that the
+ * error names the statement that failed, as it would have without the script. A statement
+ * ending in a `--` comment cannot swallow the separator: it stands on a line of its own.
+ */
+async function runAll (trx: Kysely<any>, statements: readonly string[]): Promise<void> {
+  if (statements.length <= 1) {
+    for (const statement of statements) await run(trx, statement)
+    return
+  }
+  await sql`savepoint schema_sync`.execute(trx)
+  try {
+    await sql.raw(statements.join('\n;\n')).execute(trx)
+  } catch {
+    await sql`rollback to savepoint schema_sync`.execute(trx)
+    for (const statement of statements) await run(trx, statement)
+  }
+}
+
+/**
  * Brings the database up to the models, additively and idempotently:
  *
  * ```sql
  * begin isolation level read committed
  * set local statement_timeout = 0
  * select pg_advisory_xact_lock(<key of 'fastify-content-api:schema' and current_schema()>)
- * -- introspect pg_catalog, diff, then run the plan:
+ * -- introspect pg_catalog, diff, then run the plan, as one script (runAll):
+ * savepoint schema_sync
  * create table "articles" (...)
  * alter table "articles" add column "views" integer
  * create index "articles_slug_idx" on "articles" ("slug")
@@ -132,14 +161,11 @@ export async function syncSchema (
     // Rows that repeat the key of a unique index to add: refuse before changing anything.
     const duplicates = await findDuplicates(trx, desired, current)
     if (duplicates.length > 0) throw new SchemaSyncError(`${describeDuplicates(duplicates)} Nothing was changed.`)
-    for (const statement of plan.statements) await run(trx, statement)
-    if (options.allowDestructive) {
-      for (const change of plan.destructive) await run(trx, change.sql)
-    }
+    await runAll(trx, toRun(plan, options))
     return plan
   })
 
-  const ran = [...plan.statements, ...options.allowDestructive ? plan.destructive.map((change) => change.sql) : []]
+  const ran = toRun(plan, options)
   logChanges(log, 'schema sync', ran)
   if (ran.length > 0) log?.info(`schema sync: applied ${ran.length} statement(s)`)
   if (!options.allowDestructive) warnDestructive(plan, log)
