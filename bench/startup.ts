@@ -15,7 +15,12 @@ import { median } from './stats.js'
  * - `pglite-memory`: embedded PGlite without a data directory, the example's default (`npm start`):
  *   boots, syncs the schema and seeds at every start, its files in a scratch directory;
  * - `pglite-new-dir`: embedded PGlite in a new, empty data directory (boots, seeds);
- * - `pglite-dir`: embedded PGlite in a data directory that already holds the seeded blog.
+ * - `pglite-dir`: embedded PGlite in a data directory that already holds the seeded blog;
+ * - `floor`: a hand-written Fastify + node-postgres server answering the same first list on the
+ *   tables the example seeded in PostgreSQL (bench/startup-floor.ts, from `npm run build:bench`'s
+ *   dist-bench): what any Fastify service on PostgreSQL pays before its first answer. Its first,
+ *   discarded run starts the example on PostgreSQL instead, which seeds; it serves no other request,
+ *   so it gets no requests after the first answer.
  *
  * For each run: wall time from spawn to the first 200 answer to `GET /api/articles` (polled every
  * 10 ms; the example as `npm start` runs it, without NODE_ENV), the process's CPU time at that moment (user + system, from /proc: Linux only; on a
@@ -23,7 +28,7 @@ import { median } from './stats.js'
  * after `STARTUP_REQUESTS` requests (lists, a populated get-one, a GraphQL query; 10 at a time) its
  * resident set 1 s later and its peak (VmHWM). Medians over `STARTUP_RUNS` runs per case.
  *
- *   STARTUP_RUNS=5 STARTUP_REQUESTS=300 STARTUP_CASES=postgres,pglite-memory,pglite-new-dir,pglite-dir
+ *   STARTUP_RUNS=5 STARTUP_REQUESTS=300 STARTUP_CASES=postgres,floor,pglite-memory,pglite-new-dir,pglite-dir
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test   (the postgres case; the example writes its tables in `public`)
  *   STARTUP_NODE_FLAGS='--liftoff-only'                     (Node/V8 flags for the servers)
  *   STARTUP_SERVER=/elsewhere/dist/examples/blog/server.js (another build, e.g. an older revision's)
@@ -31,7 +36,8 @@ import { median } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SERVER = process.env.STARTUP_SERVER ?? join(ROOT, 'dist', 'examples', 'blog', 'server.js')
-const CASES = ['postgres', 'pglite-memory', 'pglite-new-dir', 'pglite-dir'] as const
+const FLOOR = join(ROOT, 'dist-bench', 'bench', 'startup-floor.js')
+const CASES = ['postgres', 'floor', 'pglite-memory', 'pglite-new-dir', 'pglite-dir'] as const
 type Case = typeof CASES[number]
 
 const RUNS = Number(process.env.STARTUP_RUNS ?? 5)
@@ -48,9 +54,9 @@ interface Run {
   cpuMs: number
   /** Resident set 1 s after the first answer, MiB. */
   idleRssMiB: number
-  /** The server's CPU time spent on the requests, ms per 100 requests. */
+  /** The server's CPU time spent on the requests, ms per 100 requests (NaN for the floor, which gets none). */
   loadCpuMs: number
-  /** Resident set 1 s after the requests, MiB. */
+  /** Resident set 1 s after the requests, MiB (NaN for the floor). */
   afterLoadRssMiB: number
   /** The largest resident set the process had (VmHWM), MiB. */
   peakRssMiB: number
@@ -95,7 +101,7 @@ function environment (which: Case, dataDir: string | null, port: number): NodeJS
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1' }
   delete env.DATABASE_URL
   delete env.DATA_DIR
-  if (which === 'postgres') env.DATABASE_URL = DATABASE_URL
+  if (which === 'postgres' || which === 'floor') env.DATABASE_URL = DATABASE_URL
   if (dataDir !== null) env.DATA_DIR = dataDir
   return env
 }
@@ -125,7 +131,7 @@ async function once (which: Case, dataDir: string | null): Promise<Run> {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const started = performance.now()
-  const child = spawn(process.execPath, [...NODE_FLAGS, SERVER], { env: environment(which, dataDir, port), stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_FLAGS, which === 'floor' ? FLOOR : SERVER], { env: environment(which, dataDir, port), stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   try {
@@ -140,6 +146,7 @@ async function once (which: Case, dataDir: string | null): Promise<Run> {
     const cpu = cpuMs(child.pid!)
     await sleep(1000)
     const idleRssMiB = procStatus(child.pid!, 'VmRSS')
+    if (which === 'floor') return { wallMs, cpuMs: cpu, idleRssMiB, loadCpuMs: NaN, afterLoadRssMiB: NaN, peakRssMiB: procStatus(child.pid!, 'VmHWM') }
     const beforeLoad = cpuMs(child.pid!)
     await load(base, REQUESTS)
     const loadCpuMs = (cpuMs(child.pid!) - beforeLoad) * 100 / Math.max(REQUESTS, 1)
@@ -154,15 +161,17 @@ async function main (): Promise<void> {
   if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`npm run build\` first`)
   const only = (process.env.STARTUP_CASES ?? CASES.join(',')).split(',').map((s) => s.trim()) as Case[]
   for (const name of only) if (!CASES.includes(name)) throw new Error(`STARTUP_CASES: unknown case ${name} (${CASES.join(', ')})`)
+  if (only.includes('floor') && !existsSync(FLOOR)) throw new Error(`${FLOOR} is missing: run \`npm run build:bench\` first (or leave out the floor case)`)
   const scratch = mkdtempSync(join(tmpdir(), 'fastify-content-api-startup-'))
   const seededDir = join(scratch, 'seeded')
   const results: Record<string, { runs: Run[], median: Run }> = {}
   try {
     for (const which of only) {
       // A first run, not counted: seeds PostgreSQL or the data directory, writes PGlite's boot
-      // snapshot if missing, and brings the files into the operating system's cache.
+      // snapshot if missing, and brings the files into the operating system's cache. The floor's
+      // is the example's on PostgreSQL, which seeds the tables the floor reads.
       const dirFor = (run: number): string | null => which === 'pglite-dir' ? seededDir : which === 'pglite-new-dir' ? join(scratch, `new-${run}`) : null
-      await once(which, dirFor(-1))
+      await once(which === 'floor' ? 'postgres' : which, dirFor(-1))
       const runs: Run[] = []
       for (let run = 0; run < RUNS; run++) {
         const dir = dirFor(run)
@@ -182,7 +191,8 @@ async function main (): Promise<void> {
   console.log('| case | first 200, wall ms | CPU ms | idle RSS MiB | CPU ms per 100 requests | RSS after requests MiB | peak RSS MiB |')
   console.log('|---|--:|--:|--:|--:|--:|--:|')
   for (const [name, { median: m }] of Object.entries(results)) {
-    console.log(`| ${name} | ${m.wallMs.toFixed(0)} | ${m.cpuMs.toFixed(0)} | ${m.idleRssMiB.toFixed(0)} | ${m.loadCpuMs.toFixed(0)} | ${m.afterLoadRssMiB.toFixed(0)} | ${m.peakRssMiB.toFixed(0)} |`)
+    const cell = (value: number): string => Number.isNaN(value) ? '–' : value.toFixed(0)
+    console.log(`| ${name} | ${cell(m.wallMs)} | ${cell(m.cpuMs)} | ${cell(m.idleRssMiB)} | ${cell(m.loadCpuMs)} | ${cell(m.afterLoadRssMiB)} | ${cell(m.peakRssMiB)} |`)
   }
   const dir = join(ROOT, 'bench', 'results')
   mkdirSync(dir, { recursive: true })
