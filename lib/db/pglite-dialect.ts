@@ -52,7 +52,7 @@ class PGliteConnection implements DatabaseConnection {
     } else {
       result = await this.#client.query<R>(query.sql, query.parameters as unknown[])
     }
-    const command = (result as { command?: string }).command
+    const { command } = result
     return {
       rows: result.rows,
       ...(command !== undefined && WRITE_COMMANDS.has(command) ? { numAffectedRows: BigInt(result.affectedRows ?? 0) } : {})

@@ -151,7 +151,7 @@ export async function syncSchema (
     return { ...plan, applied: false }
   }
 
-  const plan = await db.transaction().setIsolationLevel('read committed').execute(async (trx) => {
+  const { plan, ran } = await db.transaction().setIsolationLevel('read committed').execute(async (trx) => {
     // A statement timeout on the application's pool is for requests; DDL on a large table, or
     // waiting for the lock while another instance syncs, may take longer.
     await sql`set local statement_timeout = 0`.execute(trx)
@@ -161,11 +161,11 @@ export async function syncSchema (
     // Rows that repeat the key of a unique index to add: refuse before changing anything.
     const duplicates = await findDuplicates(trx, desired, current)
     if (duplicates.length > 0) throw new SchemaSyncError(`${describeDuplicates(duplicates)} Nothing was changed.`)
-    await runAll(trx, toRun(plan, options))
-    return plan
+    const ran = toRun(plan, options)
+    await runAll(trx, ran)
+    return { plan, ran }
   })
 
-  const ran = toRun(plan, options)
   logChanges(log, 'schema sync', ran)
   if (ran.length > 0) log?.info(`schema sync: applied ${ran.length} statement(s)`)
   if (!options.allowDestructive) warnDestructive(plan, log)

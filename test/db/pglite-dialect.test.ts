@@ -18,7 +18,7 @@ t.test(`a text without parameters may hold several statements, and answers no ro
   t.equal(inserted.numAffectedRows, 1n, 'a statement with parameters still counts the rows it wrote')
   const deleted = await sql.raw('delete from a where x < 3').execute(tdb.db)
   t.equal(deleted.numAffectedRows, 2n, 'as does one without')
-  await t.rejects(sql`select ${1}; select ${2}`.execute(tdb.db), /multiple commands|cannot insert multiple commands/, 'with parameters, one statement only')
+  await t.rejects(sql`select ${1}; select ${2}`.execute(tdb.db), /multiple commands/, 'with parameters, one statement only')
 })
 
 t.test('a script that fails inside a transaction leaves nothing of its statements', async (t) => {
