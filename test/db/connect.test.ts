@@ -8,11 +8,10 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect, sql } from 'kysely'
-import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import contentApi, { type DatabaseOption } from '../../lib/index.js'
 import { defaultBootSnapshot, scratchParent } from '../../lib/db/embedded.js'
-import { createTestDatabase, DATABASE_URL } from '../helpers/database.js'
+import { createTestDatabase, DATABASE_URL, embeddedOnly, newPGlite } from '../helpers/database.js'
 import { article } from '../fixtures/models.js'
 
 /**
@@ -86,7 +85,7 @@ t.test('a PostgreSQL connection string', { skip: DATABASE_URL === undefined || D
   await t.rejects(withPool.contentApi.db.selectFrom('articles').selectAll().execute(), 'the pool the app created is closed with it')
 })
 
-t.test('{ dataDir }: the data survives closing and re-opening the app', async (t) => {
+t.test('{ dataDir }: the data survives closing and re-opening the app', { skip: embeddedOnly }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'fca-pglite-'))
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
@@ -101,7 +100,7 @@ t.test('{ dataDir }: the data survives closing and re-opening the app', async (t
   t.same(second.contentApi.schemaPlan.statements, [], 'the schema is already there: nothing to sync')
 })
 
-t.test('omitted: a throwaway embedded PGlite', async (t) => {
+t.test('omitted: a throwaway embedded PGlite', { skip: embeddedOnly }, async (t) => {
   const app = await start(undefined)
   t.teardown(() => app.close())
   const documentId = await createArticle(app, 'In memory')
@@ -152,7 +151,7 @@ async function readyOrExit (child: ChildProcess): Promise<void> {
   })
 }
 
-t.test('omitted: the files are in a scratch directory, removed at close, at exit, or by the next start', async (t) => {
+t.test('omitted: the files are in a scratch directory, removed at close, at exit, or by the next start', { skip: embeddedOnly }, async (t) => {
   const before = await scratchDirs()
   const exitListeners = process.listenerCount('exit')
   const app = await start(undefined)
@@ -202,7 +201,7 @@ t.test('omitted: the files are in a scratch directory, removed at close, at exit
   t.ok((await stat(foreign)).isFile(), 'another namespace\'s directory is left alone')
 })
 
-t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm when it has room, else the temporary directory', async (t) => {
+t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm when it has room, else the temporary directory', { skip: embeddedOnly }, async (t) => {
   // The boot snapshot's default path follows TMPDIR too: the usual one, named before TMPDIR moves.
   const bootSnapshot = defaultBootSnapshot()
   const saved = { TMPDIR: process.env.TMPDIR, TMP: process.env.TMP, TEMP: process.env.TEMP }
@@ -241,7 +240,7 @@ t.test('omitted: the scratch directory is in TMPDIR when set, else in /dev/shm w
   t.same(await scratchDirs(process.pid, chosen), [], 'and removed at close')
 })
 
-t.test('omitted, where the temporary directory cannot be written: the files stay in memory', async (t) => {
+t.test('omitted, where the temporary directory cannot be written: the files stay in memory', { skip: embeddedOnly }, async (t) => {
   const realTmp = tmpdir()
   const bootSnapshot = defaultBootSnapshot()
   const before = await scratchDirs()
@@ -264,7 +263,7 @@ t.test('omitted, where the temporary directory cannot be written: the files stay
   t.same((await scratchDirs()).filter((dir) => !before.includes(dir)), [], 'no directory made anywhere')
 })
 
-t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', async (t) => {
+t.test('the embedded PGlite: small buffers unless db.settings says otherwise, new clusters from a boot snapshot', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const bootSnapshot = join(dir, 'boot.tar')
@@ -293,7 +292,7 @@ t.test('the embedded PGlite: small buffers unless db.settings says otherwise, ne
   t.equal(await setting(third, 'shared_buffers'), '8MB', 'settings are per start, not stored in the cluster')
 })
 
-t.test('the embedded PGlite: a boot snapshot that does not load is replaced', async (t) => {
+t.test('the embedded PGlite: a boot snapshot that does not load is replaced', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const bootSnapshot = join(dir, 'boot.tar')
@@ -305,7 +304,7 @@ t.test('the embedded PGlite: a boot snapshot that does not load is replaced', as
   t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the broken one')
 })
 
-t.test('the embedded PGlite: a boot snapshot that does not load into a new dataDir is replaced', async (t) => {
+t.test('the embedded PGlite: a boot snapshot that does not load into a new dataDir is replaced', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const bootSnapshot = join(dir, 'boot.tar')
@@ -322,7 +321,7 @@ t.test('the embedded PGlite: a boot snapshot that does not load into a new dataD
   t.same(await titles(again), ['After initdb'], 'the directory initdb made is resumed')
 })
 
-t.test('the embedded PGlite: a boot snapshot that extracts but does not start, with no dataDir, is replaced', async (t) => {
+t.test('the embedded PGlite: a boot snapshot that extracts but does not start, with no dataDir, is replaced', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const bootSnapshot = join(dir, 'boot.tar')
@@ -352,7 +351,7 @@ function tarEntry (name: string, data: Buffer): Buffer {
   return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)])
 }
 
-t.test('the embedded PGlite: a boot snapshot naming a file outside the new dataDir writes nothing there, and initdb runs', async (t) => {
+t.test('the embedded PGlite: a boot snapshot naming a file outside the new dataDir writes nothing there, and initdb runs', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const bootSnapshot = join(dir, 'boot.tar')
@@ -365,7 +364,7 @@ t.test('the embedded PGlite: a boot snapshot naming a file outside the new dataD
   t.ok((await stat(bootSnapshot)).size > 1_000_000, 'a valid snapshot replaced the refused one')
 })
 
-t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing', async (t) => {
+t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing', { skip: embeddedOnly }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fca-boot-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const app = await start({ dataDir: join(dir, 'data'), bootSnapshot: false })
@@ -375,8 +374,8 @@ t.test('the embedded PGlite: bootSnapshot false runs initdb and writes nothing',
   t.same((await readdir(dir)).sort(), ['data'], 'no snapshot file next to the data')
 })
 
-t.test('{ pglite }: an instance the application owns, left open', async (t) => {
-  const pglite = await PGlite.create()
+t.test('{ pglite }: an instance the application owns, left open', { skip: embeddedOnly }, async (t) => {
+  const pglite = await newPGlite()
   t.teardown(() => pglite.close())
   const app = await start({ pglite })
   await createArticle(app, 'Shared PGlite')

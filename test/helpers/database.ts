@@ -20,11 +20,17 @@ const PGLITE_VERSION = (JSON.parse(readFileSync(join(dirname(createRequire(impor
 
 export const DATABASE_URL = process.env.DATABASE_URL
 export const dialectName = DATABASE_URL !== undefined && DATABASE_URL !== '' ? 'postgres' : 'pglite'
+/**
+ * The `skip` of a test of the embedded PGlite itself (`db` omitted, `{ dataDir }`, `{ pglite }`),
+ * which runs the same whatever DATABASE_URL says: the PGlite suite runs it, the PostgreSQL suite
+ * would only run it again.
+ */
+export const embeddedOnly = dialectName === 'postgres' ? 'the embedded PGlite, the same on every suite: run by the PGlite suite' : false
 
 let sharedPGlite: Promise<PGlite> | null = null
 function pglite (): Promise<PGlite> {
   if (sharedPGlite === null) {
-    const created = freshPGlite()
+    const created = newPGlite()
     sharedPGlite = created
     // The embedded backend keeps the process alive until it is closed.
     tap.teardown(async () => { await (await created).close() })
@@ -37,9 +43,10 @@ function pglite (): Promise<PGlite> {
  * is there: `initdb` is most of PGlite's boot (about 2.5 s of CPU against 0.5 s from the
  * snapshot), and every test file boots one. The first process to need it makes the snapshot in
  * the system's temporary directory, per PGlite version, written under another name and renamed,
- * so that a process never reads a half-written one.
+ * so that a process never reads a half-written one. Tests that need an instance of their own
+ * (`db: { pglite }`) take one from here too; the caller closes it.
  */
-async function freshPGlite (): Promise<PGlite> {
+export async function newPGlite (): Promise<PGlite> {
   const snapshot = join(tmpdir(), `fastify-content-api-test-pglite-${PGLITE_VERSION}.tar`)
   const saved = await readFile(snapshot).catch(() => null)
   if (saved !== null) return await PGlite.create({ loadDataDir: new Blob([saved]) })

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { PGlite } from '@electric-sql/pglite'
 import { sql } from 'kysely'
+import { embeddedOnly, newPGlite } from '../helpers/database.js'
 import { assertGraphqlUnavailable, assertUnavailable, postBody, sleep, startApp } from './helpers.js'
 
 /**
@@ -13,8 +13,8 @@ import { assertGraphqlUnavailable, assertUnavailable, postBody, sleep, startApp 
 t.setTimeout(180_000)
 const server = { pluginTimeout: 120_000 }
 
-t.test('a closed PGlite instance: 503 in the envelope, and in GraphQL\'s format', async (t) => {
-  const pglite = await PGlite.create()
+t.test('a closed PGlite instance: 503 in the envelope, and in GraphQL\'s format', { skip: embeddedOnly }, async (t) => {
+  const pglite = await newPGlite()
   t.teardown(async () => { if (!pglite.closed) await pglite.close() })
   const { app, logs } = await startApp(t, { db: { pglite } }, server)
   t.equal((await app.inject({ method: 'POST', url: '/api/posts', payload: postBody('before') })).statusCode, 200)
@@ -27,7 +27,7 @@ t.test('a closed PGlite instance: 503 in the envelope, and in GraphQL\'s format'
   t.same(logs.filter((l) => l.level >= 50), [], 'nothing logged as an error')
 })
 
-t.test('app.close() on the embedded database it created: a transaction in progress commits first', async (t) => {
+t.test('app.close() on the embedded database it created: a transaction in progress commits first', { skip: embeddedOnly }, async (t) => {
   const { app } = await startApp(t, {}, server)
   // Application code's own transaction, outside any request (which app.close() would wait for).
   const own = app.contentApi.db.transaction().execute(async (trx) => {

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import contentApi, { ConfigurationError, type ContentApiOptions } from '../../lib/index.js'
-import { createTestDatabase, dialectName } from '../helpers/database.js'
+import { createTestDatabase, dialectName, embeddedOnly } from '../helpers/database.js'
 
 /**
  * Development secrets shared through the database (lib/schema/stored-secrets.ts): instances on
@@ -164,7 +164,7 @@ t.test('production without secrets still refuses to start, before touching the d
   t.equal(rows[0]?.present, false, 'no secrets table')
 })
 
-t.test('embedded PGlite on disk: a restart keeps the secrets (users stay signed in)', async (t) => {
+t.test('embedded PGlite on disk: a restart keeps the secrets (users stay signed in)', { skip: embeddedOnly }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'fca-stored-secrets-'))
   t.teardown(async () => { await rm(dataDir, { recursive: true, force: true }) })
   const first = Fastify({ logger: false, pluginTimeout: 120_000 })

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import contentApi, { type WebhookOptions } from '../../lib/index.js'
 import { build, contentActions } from '../helpers/build.js'
-import { createTestDatabase, dialectName } from '../helpers/database.js'
+import { createTestDatabase, embeddedOnly } from '../helpers/database.js'
 import { ARTICLE, FAST, Receiver, article, sleep } from './helpers.js'
 
 /**
@@ -94,7 +94,7 @@ t.test('a receiver that is down: pending deliveries survive a restart, and the n
   t.same((await second.contentApi.webhooks!.deliveries({ status: 'pending' })), [], 'none left')
 })
 
-t.test('embedded PGlite with a dataDir: delivered after the app restarts', { skip: dialectName !== 'pglite' ? 'PGlite only' : false }, async (t) => {
+t.test('embedded PGlite with a dataDir: delivered after the app restarts', { skip: embeddedOnly }, async (t) => {
   const receiver = await Receiver.start(t)
   const dataDir = await mkdtemp(join(tmpdir(), 'fca-webhooks-'))
   t.teardown(async () => { await rm(dataDir, { recursive: true, force: true }) })
