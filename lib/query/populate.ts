@@ -57,18 +57,29 @@ function nonNegativeInteger (value: unknown, name: string): number {
   return n
 }
 
+/**
+ * A window's size (`limit`, `pageSize`), written into the statement as its row count
+ * (lib/compiler/row-limit.ts), which holds integers up to 2^53 - 1: `1e29` is an integer too. A
+ * start stays a parameter, and PostgreSQL refuses one past its bigint (a 400 too).
+ */
+function rowCount (value: unknown, name: string): number {
+  const n = nonNegativeInteger(value, name)
+  if (!Number.isSafeInteger(n)) throw new ValidationError(`Invalid populate ${name}: ${JSON.stringify(value)} is more than ${Number.MAX_SAFE_INTEGER}`)
+  return n
+}
+
 function window (options: Record<string, unknown>): { start: number | null, limit: number | null } {
   const hasPage = options.page !== undefined || options.pageSize !== undefined
   const hasOffset = options.start !== undefined || options.limit !== undefined
   if (hasPage && hasOffset) throw new ValidationError('Cannot use both page & offset pagination in the same query')
   if (hasPage) {
     const page = options.page === undefined ? 1 : Math.max(nonNegativeInteger(options.page, 'page'), 1)
-    const pageSize = options.pageSize === undefined ? 25 : Math.max(nonNegativeInteger(options.pageSize, 'pageSize'), 1)
+    const pageSize = options.pageSize === undefined ? 25 : Math.max(rowCount(options.pageSize, 'pageSize'), 1)
     return { start: (page - 1) * pageSize, limit: pageSize }
   }
   return {
     start: options.start === undefined ? null : nonNegativeInteger(options.start, 'start'),
-    limit: options.limit === undefined ? null : nonNegativeInteger(options.limit, 'limit')
+    limit: options.limit === undefined ? null : rowCount(options.limit, 'limit')
   }
 }
 

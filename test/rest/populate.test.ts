@@ -247,6 +247,15 @@ t.test('populate syntaxes', async (t) => {
     t.equal(mixed.status, 400, 'page and offset windows cannot be mixed')
     const negative = await get(app, '/api/categories?populate[articles][limit]=-1')
     t.equal(negative.status, 400, 'a negative limit')
+    // Integers all, but past what a row count in the statement can be: 400s, not the compiler's refusal (a 500).
+    const huge = await get(app, '/api/categories?populate[articles][limit]=1e29')
+    t.same([huge.status, huge.body.error.message], [400, 'Invalid populate limit: "1e29" is more than 9007199254740991'], 'a limit past 2^53')
+    const hugePage = await get(app, `/api/articles/${id.A4}?populate[tags][pageSize]=99999999999999999999`)
+    t.same([hugePage.status, hugePage.body.error.message], [400, 'Invalid populate pageSize: "99999999999999999999" is more than 9007199254740991'], 'a page size past 2^53')
+    const farStart = await get(app, `/api/articles/${id.A4}?populate[tags][start]=100000000000000000&populate[tags][fields][0]=name`)
+    t.same([farStart.status, farStart.body.data?.tags], [200, []], 'a start is a parameter: past 2^53, as far as PostgreSQL counts, it is an empty window')
+    const lastSafe = await get(app, `/api/articles/${id.A4}?populate[tags][limit]=9007199254740991&populate[tags][fields][0]=name`)
+    t.same([lastSafe.status, namesOf(lastSafe.body.data.tags)], [200, ['Z', 'X', 'Y']], 'the largest exact integer is a limit like any other')
   })
 
   t.test('dynamic zones: all items, or fragments with on', async (t) => {
