@@ -104,7 +104,7 @@ function fastifyRefusal (failure: MercuriusFailure): { statusCode: number, respo
  * HTTP 200 with `data` and each error formatted as Strapi does. When the database cannot serve
  * now (lib/db/faults.ts), the answer is HTTP 503 with `Retry-After`, like the REST routes' and
  * like any HTTP-level failure a GraphQL client meets: the error says `SERVICE_UNAVAILABLE`, the
- * cause is logged, never sent.
+ * cause is logged, never sent. So is the cause of an `INTERNAL_SERVER_ERROR`, at the error level.
  */
 export function errorFormatter (
   execution: ExecutionResult & { errors: readonly GraphQLError[] }, context?: { reply?: FastifyReply }
@@ -137,5 +137,13 @@ export function errorFormatter (
     const status = typeof failure.statusCode === 'number' && failure.statusCode >= 400 ? failure.statusCode : 400
     return { statusCode: status, response: httpErrorBody(failure.message) }
   }
-  return { statusCode: 200, response: { errors: execution.errors.map(formatResolverError), data: execution.data ?? null } }
+  const errors = execution.errors.map(formatResolverError)
+  errors.forEach((formatted, i) => {
+    // A failure of ours (a resolver's unexpected error, or graphql-js refusing what a resolver
+    // returned) is answered without its cause, so the cause is logged, as REST logs its 500s.
+    if (formatted.extensions.code !== 'INTERNAL_SERVER_ERROR') return
+    const error = execution.errors[i]
+    context?.reply?.log.error({ err: error.originalError ?? error, path: error.path }, 'GraphQL request failed')
+  })
+  return { statusCode: 200, response: { errors, data: execution.data ?? null } }
 }

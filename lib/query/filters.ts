@@ -149,7 +149,7 @@ function checkRunnable (field: Field, operator: ComparisonOperator, raw: unknown
   }
 }
 
-function compare (field: Field, operator: ComparisonOperator, raw: unknown, where: string): FilterNode {
+function compare (field: Field, operator: ComparisonOperator, raw: unknown, where: string): FilterNode | null {
   if (operator === '$null' || operator === '$notNull') {
     return { kind: 'compare', field, operator, value: toNullFlag(raw) }
   }
@@ -163,8 +163,13 @@ function compare (field: Field, operator: ComparisonOperator, raw: unknown, wher
     if (items.length !== 2) throw new ValidationError(`$between on ${where} expects two values`, { key: '$between', path: where, source: 'query', param: 'filters' })
     return { kind: 'compare', field, operator, value: items.map((v) => castFilterValue(field, v, where)) }
   }
-  // Any other operator given an array applies to each element, OR-ed (`$ne: [41, 43]`).
-  if (Array.isArray(raw)) return or(raw.map((item) => compare(field, operator, item, where)))
+  // Any other operator given an array applies to each element, OR-ed (`$ne: [41, 43]`). Given an
+  // empty one (`$eq: []`, GraphQL's `eq: []` on a JSON attribute), it is no condition: Strapi's
+  // query builder drops the empty group it makes.
+  if (Array.isArray(raw)) {
+    const nodes = raw.map((item) => compare(field, operator, item, where)).filter(notNull)
+    return nodes.length === 0 ? null : or(nodes)
+  }
   if (isPlainObject(raw)) throw new ValidationError(`Invalid value for ${operator} on ${where}`, { key: operator, path: where, source: 'query', param: 'filters' })
   if (PATTERN_OPERATORS.has(operator)) {
     // `$eqi: null` means IS NULL, as `$eq: null`; the other patterns search the text "null", as Strapi's do.
@@ -184,7 +189,8 @@ function fieldConditions (field: Field, value: unknown, walk: Walk): FilterNode 
     if (key === '$not') {
       if (Array.isArray(operand)) {
         // Like any operator given an array, `$not` applies per element, OR-ed: (NOT a) OR (NOT b).
-        children.push(or(operand.map((item) => ({ kind: 'not' as const, child: compare(field, '$eq', item, where) }))))
+        const nodes = operand.map((item) => compare(field, '$eq', item, where)).filter(notNull).map((child) => ({ kind: 'not' as const, child }))
+        if (nodes.length > 0) children.push(or(nodes))
         continue
       }
       const inner = isPlainObject(operand) ? fieldConditions(field, operand, walk) : compare(field, '$eq', operand, where)
@@ -194,7 +200,8 @@ function fieldConditions (field: Field, value: unknown, walk: Walk): FilterNode 
       const nodes = items.map((item) => fieldConditions(field, item, walk)).filter((n): n is FilterNode => n !== null)
       if (nodes.length > 0) children.push(key === '$and' ? and(nodes)! : or(nodes))
     } else if (OPERATORS.has(key)) {
-      children.push(compare(field, key as ComparisonOperator, operand, where))
+      const node = compare(field, key as ComparisonOperator, operand, where)
+      if (node !== null) children.push(node)
     } else {
       throw invalidKey(key, where)
     }

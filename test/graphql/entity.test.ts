@@ -267,6 +267,12 @@ t.test('every filter input, with the same answers as REST filters', async (t) =>
     t.ok((expected > 0 && expected < 50) || ['notNull', 'createdAt', 'locale'].some((k) => filters.includes(k)), `${filters} selects something (${expected})`)
     t.equal(await count(filters), expected, filters)
   }
+  // A JSON attribute's operators take any JSON, an empty list too: an OR over no element, which
+  // Strapi's query builder drops (it was `()` in the SQL, an INTERNAL_SERVER_ERROR).
+  const views = await rest({ views: { $gt: 400 } })
+  t.ok(views > 0 && views < await rest({}), 'views > 400 selects some articles')
+  t.equal(await count('{ tags: { eq: [] }, views: { gt: 400 } }'), views, 'eq: [] on a JSON attribute is no condition')
+  t.equal(await count('{ tags: { nei: [], ne: [[]] }, views: { gt: 400 } }'), views, 'nor is nei: [], nor a list of empty lists')
   const byId = await gql('query($id: ID) { articles(filters: { id: { eq: $id } }) { data { attributes { title } } } }', { id: seeded.articles[0] })
   t.same(byId.body.data.articles.data, [{ attributes: { title: TITLE } }], 'id filters on the documentId')
   const byDocumentId = await gql('query($id: ID) { articles(filters: { documentId: { in: [$id] } }) { data { attributes { title } } } }', { id: seeded.articles[0] })

@@ -88,6 +88,11 @@ t.test('structure: implicit $eq and $in, implicit AND, $and, $or, $not', async (
   t.same(parsed({ $or: [[{ title: 'a' }, { count: 1 }], { count: 2 }] }),
     { or: [{ and: [['title', '$eq', 'a'], ['count', '$eq', 1]] }, ['count', '$eq', 2]] }, 'an array inside $or is an AND group')
   t.same(parsed({ title: { $containsi: ['a', 'b'] } }), { or: [['title', '$containsi', 'a'], ['title', '$containsi', 'b']] }, 'an array for a non-array operator is an OR')
+  // An OR of nothing: Strapi's query builder drops the empty group, so the condition is gone (it was `()` in the SQL: a 500).
+  t.same(parsed({ title: { $eq: [] } }), null, 'an empty array for a non-array operator is no condition')
+  t.same(parsed({ title: { $ne: [], $containsi: [[]] }, count: { $gt: 1 } }), ['count', '$gt', 1], 'beside other conditions, and nested')
+  t.same(parsed({ count: { $not: [] } }), null, 'field-level $not with an empty array')
+  t.same(parsed({ count: { $not: [[], 5] } }), { not: ['count', '$eq', 5] }, 'field-level $not keeps its other elements')
   t.same(parsed(fromQuery('filters[kind][$in]=opinion')), ['kind', '$in', ['opinion']], 'a single $in value is a list (filter-in-single-string)')
   t.same(parsed(fromQuery('filters[kind][$in]=')), ['kind', '$in', ['']], "filters[kind][$in]= is IN ('') (filter-in-empty)")
   t.same(parsed({ id: { $in: [] } }), ['id', '$in', []])

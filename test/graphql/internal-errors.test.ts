@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import t from 'tap'
+import contentApi from '../../lib/index.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { oracleOptions } from '../fixtures/oracle/models.js'
+
+/**
+ * A resolver's unexpected failure: the client gets Strapi's `INTERNAL_SERVER_ERROR` without the
+ * cause, and the cause goes to the log at the error level, as REST's 500s do (lib/graphql/errors.ts).
+ */
+
+interface LogLine { level: number, msg: string, err?: { message: string }, path?: Array<string | number> }
+const logs: LogLine[] = []
+const stream = new Writable({ write (chunk: Buffer, _encoding, done) { logs.push(JSON.parse(chunk.toString())); done() } })
+
+const database = await createTestDatabase()
+const app = Fastify({ logger: { level: 'warn', stream } })
+t.teardown(async () => {
+  await app.close()
+  await database.drop()
+})
+await app.register(contentApi, { ...oracleOptions, graphql: { format: 'flat' }, db: database.db })
+app.contentApi.graphql!.use({
+  typeDefs: 'extend type Query { broken: String  fine: String }',
+  resolvers: { Query: { broken: () => { throw new Error('a detail for the operator only') }, fine: () => 'fine' } },
+  resolversConfig: { 'Query.broken': { auth: false }, 'Query.fine': { auth: false } }
+})
+await app.ready()
+
+t.test('the cause is logged, not sent', async (t) => {
+  const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ fine broken }' } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), {
+    data: { fine: 'fine', broken: null },
+    errors: [{ message: 'Internal Server Error', path: ['broken'], extensions: { code: 'INTERNAL_SERVER_ERROR', error: { name: 'InternalServerError', message: 'Internal Server Error', details: {} } } }]
+  })
+  t.notMatch(res.body, /detail for the operator/, 'the cause is not in the answer')
+  const logged = logs.filter((line) => line.msg === 'GraphQL request failed')
+  t.equal(logged.length, 1, 'one line for the one failure')
+  t.match(logged[0], { level: 50, err: { message: 'a detail for the operator only' }, path: ['broken'] }, 'at the error level, with the cause and the field')
+})
+
+t.test('client errors are not logged as failures', async (t) => {
+  logs.length = 0
+  // The public role may not read articles: a resolver's refusal, answered as Strapi does.
+  const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ articles { title } }' } })
+  t.equal(res.json().errors[0].extensions.code, 'FORBIDDEN')
+  t.same(logs.filter((line) => line.level >= 50), [], 'nothing at the error level')
+})
