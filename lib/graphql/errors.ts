@@ -12,6 +12,9 @@ export interface FormattedError {
   extensions: Record<string, unknown>
 }
 
+/** graphql-js's (and graphql-jit's) message for a null where the schema promises a value. */
+const NULL_FOR_NON_NULL = 'Cannot return null for non-nullable field '
+
 /** `PaginationError` → `STRAPI_PAGINATION_ERROR`, as Strapi's format-graphql-error names codes. */
 const strapiCode = (name: string): string => `STRAPI_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`
 
@@ -24,8 +27,10 @@ const strapiCode = (name: string): string => `STRAPI_${name.replace(/([a-z0-9])(
  */
 export function formatResolverError (error: GraphQLError): FormattedError {
   const original = error.originalError
-  if (original === undefined || original instanceof GraphQLError) {
-    // Raised by graphql-js itself during execution (e.g. a null for a non-null field).
+  if (original === undefined || original instanceof GraphQLError || original.message.startsWith(NULL_FOR_NON_NULL)) {
+    // Raised by graphql-js itself during execution, as Apollo answers it: a null for a non-null
+    // field (a draft whose required attribute is empty) names the field. graphql-js throws that
+    // one as a plain Error, graphql-jit as its own error class.
     return { message: error.message, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } }
   }
   const known = toContentApiError(original)

@@ -22,9 +22,9 @@ t.teardown(async () => {
 })
 await app.register(contentApi, { ...oracleOptions, graphql: { format: 'flat' }, db: database.db })
 app.contentApi.graphql!.use({
-  typeDefs: 'extend type Query { broken: String  fine: String }',
-  resolvers: { Query: { broken: () => { throw new Error('a detail for the operator only') }, fine: () => 'fine' } },
-  resolversConfig: { 'Query.broken': { auth: false }, 'Query.fine': { auth: false } }
+  typeDefs: 'extend type Query { broken: String  fine: String  promised: String! }',
+  resolvers: { Query: { broken: () => { throw new Error('a detail for the operator only') }, fine: () => 'fine', promised: () => null } },
+  resolversConfig: { 'Query.broken': { auth: false }, 'Query.fine': { auth: false }, 'Query.promised': { auth: false } }
 })
 await app.ready()
 
@@ -39,6 +39,19 @@ t.test('the cause is logged, not sent', async (t) => {
   const logged = logs.filter((line) => line.msg === 'GraphQL request failed')
   t.equal(logged.length, 1, 'one line for the one failure')
   t.match(logged[0], { level: 50, err: { message: 'a detail for the operator only' }, path: ['broken'] }, 'at the error level, with the cause and the field')
+})
+
+t.test('a null for a non-null field names the field, as Apollo does (Strapi: a draft missing a required value)', async (t) => {
+  // Several times: the first runs through graphql-js, the later ones through graphql-jit's compiled query.
+  for (let run = 1; run <= 3; run++) {
+    logs.length = 0
+    const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ fine promised }' } })
+    t.same([res.statusCode, res.json()], [200, {
+      data: null,
+      errors: [{ message: 'Cannot return null for non-nullable field Query.promised.', path: ['promised'], extensions: { code: 'INTERNAL_SERVER_ERROR' } }]
+    }], `run ${run}`)
+    t.equal(logs.filter((line) => line.msg === 'GraphQL request failed').length, 1, `run ${run}: logged`)
+  }
 })
 
 t.test('client errors are not logged as failures', async (t) => {
