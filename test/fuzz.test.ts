@@ -709,11 +709,24 @@ function loggedCause (): string {
   return ''
 }
 
-function violation (status: number, body: string): string | null {
+/**
+ * A draft may leave a required attribute empty (only publishing checks it), and the schema keeps
+ * Strapi's `String!` for it: a query of drafts that selects it answers graphql-js's null error,
+ * naming the field, as Strapi 5 does (docs/graphql.md, "Our own failures"). Only that, and only
+ * when the query reads drafts; any other INTERNAL_SERVER_ERROR is a failure.
+ */
+function draftsMissingRequired (request: FuzzRequest, body: string): boolean {
+  if (!JSON.stringify(request.payload ?? '').includes('status: DRAFT')) return false
+  const { errors } = JSON.parse(body) as { errors?: Array<{ message: string, extensions?: { code?: string } }> }
+  const internal = (errors ?? []).filter((error) => error.extensions?.code === 'INTERNAL_SERVER_ERROR')
+  return internal.length > 0 && internal.every((error) => /^Cannot return null for non-nullable field \w+\.\w+\.$/.test(error.message))
+}
+
+function violation (request: FuzzRequest, status: number, body: string): string | null {
   if (status >= 500) return `HTTP ${status}`
   if (SQL_RE.test(body)) return 'SQL text in the body'
   if (STACK_RE.test(body)) return 'stack trace in the body'
-  if (body.includes('INTERNAL_SERVER_ERROR')) return 'GraphQL INTERNAL_SERVER_ERROR'
+  if (body.includes('INTERNAL_SERVER_ERROR') && !draftsMissingRequired(request, body)) return 'GraphQL INTERNAL_SERVER_ERROR'
   return null
 }
 
@@ -755,7 +768,7 @@ t.test(`${REQUESTS} generated requests answer a client error or a success (seed 
     // it, and undo it so that the run goes on.
     const polluted = Object.getOwnPropertyNames(Object.prototype).filter((name) => !PROTOTYPE.has(name))
     for (const name of polluted) delete (Object.prototype as Record<string, unknown>)[name]
-    const problem = polluted.length > 0 ? `Object.prototype polluted with ${polluted.join(', ')}` : violation(response.statusCode, response.body)
+    const problem = polluted.length > 0 ? `Object.prototype polluted with ${polluted.join(', ')}` : violation(request, response.statusCode, response.body)
     const cause = loggedCause()
     if (problem === null) continue
     let gqlMessage = ''
