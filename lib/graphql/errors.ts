@@ -143,12 +143,12 @@ export function errorFormatter (
     return { statusCode: status, response: httpErrorBody(failure.message) }
   }
   const errors = execution.errors.map(formatResolverError)
-  errors.forEach((formatted, i) => {
-    // A failure of ours (a resolver's unexpected error, or graphql-js refusing what a resolver
-    // returned) is answered without its cause, so the cause is logged, as REST logs its 500s.
-    if (formatted.extensions.code !== 'INTERNAL_SERVER_ERROR') return
-    const error = execution.errors[i]
-    context?.reply?.log.error({ err: error.originalError ?? error, path: error.path }, 'GraphQL request failed')
-  })
+  // A failure of ours (a resolver's unexpected error, or graphql-js refusing what a resolver
+  // returned) is answered without its cause, so the cause is logged, as REST logs its 500s: the
+  // first one's, with their number, since a list can fail once per item.
+  const failed = execution.errors.filter((_, i) => errors[i].extensions.code === 'INTERNAL_SERVER_ERROR')
+  if (failed.length > 0) {
+    context?.reply?.log.error({ err: failed[0].originalError ?? failed[0], path: failed[0].path, failures: failed.length }, 'GraphQL request failed')
+  }
   return { statusCode: 200, response: { errors, data: execution.data ?? null } }
 }
