@@ -197,7 +197,7 @@ function fieldConditions (field: Field, value: unknown, walk: Walk): FilterNode 
       if (inner !== null) children.push({ kind: 'not', child: inner })
     } else if (key === '$and' || key === '$or') {
       const items = Array.isArray(operand) ? operand : [operand]
-      const nodes = items.map((item) => fieldConditions(field, item, walk)).filter((n): n is FilterNode => n !== null)
+      const nodes = items.map((item) => fieldConditions(field, item, walk)).filter(notNull)
       if (nodes.length > 0) children.push(key === '$and' ? and(nodes)! : or(nodes))
     } else if (OPERATORS.has(key)) {
       const node = compare(field, key as ComparisonOperator, operand, where)
